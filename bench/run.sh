@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Performance benchmark: torchlint against tree-sitter alone on a ~380k-line corpus.
+# Prints a table and the target ratios, and writes them to bench/results/latest.json.
+# See bench/README.md. Run after `bash scripts/build.sh`.
+set -euo pipefail
+
+invoked_from=$PWD
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${TORCHLINT_BUILD_DIR:-$root/build}
+[[ $build == /* ]] || build=$invoked_from/$build
+# Relative paths from here on, so the commands below are literally the documented ones.
+cd "$root"
+
+torch_src=/usr/lib/python3/dist-packages/torch
+corpus=bench/corpus
+results=bench/results
+lint=$build/torchlint
+parse_only=$build/bench/ts_parse_only
+runs=3
+startup_runs=50
+min_lines=300000
+max_ratio=1.5
+max_startup_ms=10
+jobs=$(nproc 2>/dev/null || echo 2)
+
+die() { echo "bench: $1" >&2; exit "${2:-1}"; }
+
+# --- corpus ---------------------------------------------------------------------------
+# Copies only *.py, keeping the tree, so no stray config file (pyproject.toml, ...) from
+# the sources changes what the linter does inside the corpus.
+copy_py() {
+  mkdir -p "$2"
+  (cd "$1" && find . -type f -name '*.py' -print0 | tar --null -T - -cf -) | tar -xf - -C "$2"
+}
+
+# The torch part is copied once; the marker is written last, so an interrupted copy is
+# redone rather than measured.
+if [[ ! -f $corpus/.assembled ]]; then
+  [[ -d $torch_src ]] || die "$torch_src not found: install python3-torch (bash scripts/bootstrap.sh)" 2
+  echo "bench: copying the .py files of $torch_src into $corpus/torch"
+  rm -rf "$corpus"
+  copy_py "$torch_src" "$corpus/torch"
+  touch "$corpus/.assembled"
+fi
+# fixtures/ changes with the project and is small: refresh that part on every run.
+rm -rf "$corpus/fixtures"
+copy_py fixtures "$corpus/fixtures"
+corpus_lines=$(find "$corpus" -type f -name '*.py' -print0 | xargs -0 cat | wc -l)
+echo "bench: corpus $corpus has $corpus_lines lines"
+((corpus_lines >= min_lines)) ||
+  die "corpus has $corpus_lines lines, need at least $min_lines (rm -rf $corpus to rebuild it)"
+
+# --- binaries -------------------------------------------------------------------------
+[[ -x $lint ]] || die "$lint not found: build first with bash scripts/build.sh" 2
+[[ -x $parse_only ]] || die "$parse_only not found: build first with bash scripts/build.sh" 2
+
+# --- timing helpers -------------------------------------------------------------------
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Sets $now_us without a subshell: a $(...) fork per sample would bias the start-up
+# figure by about a millisecond. EPOCHREALTIME's separator follows the locale.
+if [[ -n ${EPOCHREALTIME:-} ]]; then
+  now() { local t=$EPOCHREALTIME; now_us=$((10#${t//[.,]/})); }
+else
+  now() { now_us=$(date +%s%6N); }
+fi
+
+# run_timed OUTFILE CMD...: runs CMD once, stdout to OUTFILE; sets $elapsed_us. Stderr is
+# kept aside and shown only if the command fails, which aborts the benchmark: timing a
+# crash would produce a flattering number.
+run_timed() {
+  local out=$1 start status=0
+  shift
+  now
+  start=$now_us
+  "$@" >"$out" 2>"$tmp/stderr" || status=$?
+  now
+  elapsed_us=$((now_us - start))
+  if ((status != 0)); then
+    echo "bench: '$*' exited with status $status; its stderr ends with:" >&2
+    tail -n 20 "$tmp/stderr" >&2
+    exit 1
+  fi
+}
+
+# best_of N OUTFILE CMD...: sets $best_us to the fastest of N runs. The minimum, not the
+# mean, because noise (other processes, frequency scaling) only ever adds time.
+best_of() {
+  local n=$1 i
+  shift
+  best_us=
+  for ((i = 0; i < n; i++)); do
+    run_timed "$@"
+    if [[ -z $best_us ]] || ((elapsed_us < best_us)); then best_us=$elapsed_us; fi
+  done
+}
+
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
+json_field() { [[ $2 =~ \"$1\":([0-9.]+) ]] && echo "${BASH_REMATCH[1]}"; }
+
+# --- measurements ---------------------------------------------------------------------
+# One untimed run of each puts the corpus and the binaries in the page cache, so run 1
+# is not penalised for disk reads the others skip; the lint warm-up's output is kept to
+# show the linter did real work.
+echo "bench: warming up"
+run_timed "$tmp/parse.json" "$parse_only" "$corpus"
+run_timed "$tmp/lint.txt" "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise
+lint_output_lines=$(wc -l <"$tmp/lint.txt")
+
+echo "bench: (a) parse only, best of $runs"
+# Not best_of: ts_parse_only also reports its own reading+parsing time (no process
+# start-up, no directory walk), and the best of those is kept too.
+parse_us=
+parse_internal=
+for ((i = 0; i < runs; i++)); do
+  run_timed "$tmp/parse.json" "$parse_only" "$corpus"
+  if [[ -z $parse_us ]] || ((elapsed_us < parse_us)); then parse_us=$elapsed_us; fi
+  s=$(json_field seconds "$(<"$tmp/parse.json")")
+  if [[ -z $parse_internal ]] || awk "BEGIN { exit !($s < $parse_internal) }"; then parse_internal=$s; fi
+done
+parse_json=$(<"$tmp/parse.json")
+files=$(json_field files "$parse_json")
+lines=$(json_field lines "$parse_json")
+bytes=$(json_field bytes "$parse_json")
+
+echo "bench: (b) torchlint --jobs 1, best of $runs"
+best_of "$runs" /dev/null "$lint" check "$corpus" --jobs 1 --select ALL --exit-zero --output-format concise
+lint1_us=$best_us
+
+echo "bench: (c) torchlint --jobs $jobs, best of $runs"
+best_of "$runs" /dev/null "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise
+lintn_us=$best_us
+
+echo "bench: (d) start-up on bench/small.py, mean of $startup_runs"
+startup_total_us=0
+startup_min_us=
+for ((i = 0; i < startup_runs; i++)); do
+  run_timed /dev/null "$lint" check bench/small.py --select ALL --exit-zero
+  startup_total_us=$((startup_total_us + elapsed_us))
+  if [[ -z $startup_min_us ]] || ((elapsed_us < startup_min_us)); then startup_min_us=$elapsed_us; fi
+done
+
+# --- report ---------------------------------------------------------------------------
+parse_s=$(calc %.3f "$parse_us / 1e6")
+lint1_s=$(calc %.3f "$lint1_us / 1e6")
+lintn_s=$(calc %.3f "$lintn_us / 1e6")
+ratio=$(calc %.2f "$lint1_us / $parse_us")
+speedup=$(calc %.2f "$lint1_us / $lintn_us")
+startup_ms=$(calc %.2f "$startup_total_us / $startup_runs / 1e3")
+startup_min_ms=$(calc %.2f "$startup_min_us / 1e3")
+klines() { calc %.0f "$lines / ($1 / 1e6) / 1e3"; }
+verdict() { awk "BEGIN { exit !($1 <= $2) }" && echo ok || echo MISSED; }
+ratio_ok=$(verdict "$ratio" "$max_ratio")
+startup_ok=$(verdict "$startup_ms" "$max_startup_ms")
+
+echo
+printf 'corpus: %s files, %s lines, %s bytes; %s CPUs\n\n' "$files" "$lines" "$bytes" "$jobs"
+printf '%-36s %10s %14s\n' "measurement" "time" "throughput"
+printf '%-36s %9ss %8s kl/s\n' "(a) parse only (tree-sitter, 1 thr)" "$parse_s" "$(klines "$parse_us")"
+printf '%-36s %9ss %8s kl/s\n' "(b) torchlint --jobs 1" "$lint1_s" "$(klines "$lint1_us")"
+printf '%-36s %9ss %8s kl/s\n' "(c) torchlint --jobs $jobs" "$lintn_s" "$(klines "$lintn_us")"
+printf '%-36s %8sms %14s\n' "(d) start-up, mean of $startup_runs" "$startup_ms" "(min ${startup_min_ms}ms)"
+echo
+printf '%-36s %10s   target <= %-6s %s\n' "lint (1 thread) / parse only" "$ratio" "$max_ratio" "$ratio_ok"
+printf '%-36s %9sx\n' "speed-up, jobs $jobs vs 1" "$speedup"
+printf '%-36s %8sms   target <= %-6s %s\n' "start-up" "$startup_ms" "${max_startup_ms}ms" "$startup_ok"
+printf '%-36s %10s\n' "lint output lines (warm-up run)" "$lint_output_lines"
+
+mkdir -p "$results"
+cat >"$results/latest.json" <<EOF
+{
+  "timestamp": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+  "cpus": $jobs,
+  "corpus": {"files": $files, "lines": $lines, "bytes": $bytes},
+  "parse_only": {"seconds": $parse_s, "internal_seconds": $parse_internal},
+  "lint_jobs_1": {"seconds": $lint1_s},
+  "lint_jobs_n": {"jobs": $jobs, "seconds": $lintn_s},
+  "startup": {"runs": $startup_runs, "mean_ms": $startup_ms, "min_ms": $startup_min_ms},
+  "lint_output_lines": $lint_output_lines,
+  "ratios": {"lint_1_over_parse_only": $ratio, "speedup_jobs_n_over_1": $speedup},
+  "targets": {
+    "lint_1_over_parse_only_max": $max_ratio, "lint_1_over_parse_only_ok": $([[ $ratio_ok == ok ]] && echo true || echo false),
+    "startup_ms_max": $max_startup_ms, "startup_ok": $([[ $startup_ok == ok ]] && echo true || echo false)
+  }
+}
+EOF
+echo
+echo "bench: wrote $results/latest.json"

@@ -1,0 +1,36 @@
+# Script mode: cmake -DOUTPUT=file.cpp -DRULES_DIR=rules -P EmbedDocs.cmake
+# Writes a C++ table from rule code to the Markdown doc, so `torchlint rule`, SARIF help
+# and the statistics all read the one doc that sits beside the rule.
+file(GLOB DOCS ${RULES_DIR}/*/*.md)
+list(SORT DOCS)
+set(body "")
+foreach(doc IN LISTS DOCS)
+  get_filename_component(name ${doc} NAME_WE)
+  string(REGEX MATCH "^TL[0-9]+" code "${name}")
+  if(NOT code)
+    continue()
+  endif()
+  file(READ ${doc} text)
+  string(APPEND body "    {\"${code}\", R\"tldoc(${text})tldoc\"},\n")
+endforeach()
+set(content "// Generated from rules/*/*.md by cmake/EmbedDocs.cmake. Do not edit.
+#include <string_view>
+#include <unordered_map>
+
+namespace torchlint {
+
+std::string_view rule_doc(std::string_view code) {
+  static const std::unordered_map<std::string_view, std::string_view> docs = {
+${body}  };
+  auto it = docs.find(code);
+  return it == docs.end() ? std::string_view() : it->second;
+}
+
+}  // namespace torchlint
+")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+endif()
+if(NOT "${old}" STREQUAL "${content}")
+  file(WRITE ${OUTPUT} "${content}")
+endif()

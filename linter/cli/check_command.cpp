@@ -1,0 +1,98 @@
+#include "check_command.h"
+
+#include "all_rules.h"
+#include "python/analyzer.h"
+
+namespace torchlint::cli {
+
+namespace fs = std::filesystem;
+
+const RuleRegistry& registry() {
+  static const RuleRegistry instance = [] {
+    RuleRegistry r;
+    register_all_rules(r);
+    return r;
+  }();
+  return instance;
+}
+
+static fs::path project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
+  std::error_code ec;
+  if (config) return config->root;
+  if (request.paths.size() == 1 && fs::is_directory(request.paths.front(), ec)) {
+    return fs::absolute(request.paths.front(), ec).lexically_normal();
+  }
+  return fs::current_path(ec);
+}
+
+std::optional<CheckRun> run_check(const CheckRequest& request, std::string& error) {
+  CheckRun run;
+  std::optional<fs::path> config_path;
+  if (request.config_file) {
+    config_path = fs::path(*request.config_file);
+    std::error_code ec;
+    if (!fs::is_regular_file(*config_path, ec)) {
+      error = "configuration file not found: " + *request.config_file;
+      return std::nullopt;
+    }
+  } else {
+    config_path = find_config_file(request.paths.empty() ? fs::path(".") : fs::path(request.paths.front()));
+  }
+  if (config_path) {
+    run.config = load_config(*config_path, error);
+    if (!run.config) return std::nullopt;
+  }
+  run.project_root = project_root_for(request, run.config);
+
+  // target-torch: command line, then configuration, then the project's declared
+  // dependencies, then the documented default.
+  if (request.target_torch) {
+    run.target_torch = *request.target_torch;
+    run.target_torch_source = "--target-torch";
+  } else if (run.config && run.config->target_torch) {
+    run.target_torch = *run.config->target_torch;
+    run.target_torch_source = run.config->target_torch_source;
+  } else if (auto inferred = infer_target_torch(run.project_root, run.target_torch_source)) {
+    run.target_torch = *inferred;
+  } else {
+    run.target_torch_source = "default";
+  }
+
+  const RuleRegistry& rules = registry();
+  std::vector<SelectionLayer> layers;
+  if (run.config) layers.push_back(run.config->selection);
+  layers.push_back(request.selection);
+  std::vector<std::string> unknown;
+  LintOptions options;
+  options.enabled = resolve_selection(rules, layers, unknown);
+  if (!unknown.empty()) {
+    error = "unknown rule selector `" + unknown.front() + "` (see `torchlint rules`)";
+    return std::nullopt;
+  }
+  options.target_torch = run.target_torch;
+  options.jobs = request.jobs;
+  if (run.config) options.per_file_ignores = run.config->per_file_ignores;
+  for (const auto& [pattern, selectors] : options.per_file_ignores) {
+    for (const auto& s : selectors) {
+      if (!selector_is_known(rules, s)) {
+        error = "per-file-ignores `" + pattern + "`: unknown rule selector `" + s + "`";
+        return std::nullopt;
+      }
+    }
+  }
+
+  python::PythonAnalyzer python(rules, python_rules());
+  DiscoveryOptions discovery;
+  discovery.project_root = run.project_root;
+  discovery.extensions = python.extensions();
+  if (run.config) discovery.exclude = run.config->exclude;
+  std::vector<FileError> errors;
+  std::vector<std::string> paths = request.paths;
+  if (paths.empty()) paths.push_back(".");
+  auto files = discover_files(paths, discovery, errors);
+  run.outcome = lint_files(files, {&python}, rules, options);
+  run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());
+  return run;
+}
+
+}  // namespace torchlint::cli

@@ -1,0 +1,37 @@
+#pragma once
+// `torchlint check`: configuration, discovery, linting. Separate from main() so tests
+// drive exactly what the command line does.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/lint_session.h"
+#include "core/registry.h"
+
+namespace torchlint::cli {
+
+struct CheckRequest {
+  std::vector<std::string> paths;
+  SelectionLayer selection;  // from the command line
+  std::optional<std::string> config_file;
+  std::optional<TorchVersion> target_torch;
+  unsigned jobs = 0;
+};
+
+struct CheckRun {
+  LintOutcome outcome;
+  std::optional<Config> config;
+  TorchVersion target_torch = kDefaultTargetTorch;
+  std::string target_torch_source;  // where the version came from
+  std::filesystem::path project_root;
+};
+
+// The registry of every rule in this build (built once).
+const RuleRegistry& registry();
+
+// Runs a check. Configuration and usage errors return nullopt with `error` set (exit 2).
+std::optional<CheckRun> run_check(const CheckRequest& request, std::string& error);
+
+}  // namespace torchlint::cli

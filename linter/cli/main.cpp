@@ -1,0 +1,183 @@
+// torchlint's command line: check, rules, rule.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "check_command.h"
+#include "report/report.h"
+
+namespace {
+
+using namespace torchlint;
+
+constexpr int kExitClean = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+
+// "TL1,TL2" and repeated flags both work.
+std::vector<std::string> split_selectors(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      std::string s = item.substr(start, comma - start);
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+      if (!s.empty()) out.push_back(s);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
+}
+
+int list_rules(const std::string& format) {
+  const auto& rules = cli::registry().rules();
+  if (format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : rules) {
+      out.push_back({{"code", r.code}, {"name", r.name}, {"severity", severity_name(r.severity)},
+                     {"default", r.default_enabled}, {"fixable", r.fixable}, {"checklist", r.checklist_items},
+                     {"summary", r.summary()}});
+    }
+    std::cout << out.dump(2) << '\n';
+    return kExitClean;
+  }
+  for (const auto& r : rules) {
+    std::cout << r.code << "  " << r.name << std::string(r.name.size() < 30 ? 30 - r.name.size() : 1, ' ')
+              << (r.fixable ? "[*] " : "    ") << (r.default_enabled ? "" : "(opt-in) ") << r.summary() << '\n';
+  }
+  return kExitClean;
+}
+
+int show_rule(const std::string& code) {
+  const RuleInfo* rule = cli::registry().find(code);
+  if (!rule) {
+    std::cerr << "torchlint: error: unknown rule `" << code << "` (see `torchlint rules`)\n";
+    return kExitError;
+  }
+  std::cout << rule->doc;
+  if (!rule->doc.empty() && rule->doc.back() != '\n') std::cout << '\n';
+  return kExitClean;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"torchlint: lint PyTorch training code against the best-practice checklist"};
+  app.set_version_flag("--version", std::string("torchlint ") + TORCHLINT_VERSION);
+  app.require_subcommand(1);
+
+  auto* check = app.add_subcommand("check", "Lint Python files and directories");
+  std::vector<std::string> paths, select, extend_select, ignore;
+  std::string output_format = "full", color = "auto", output_file, config_file, target_torch;
+  bool exit_zero = false, statistics = false;
+  unsigned jobs = 0;
+  check->add_option("paths", paths, "Files or directories (default: .)");
+  check->add_option("--select", select, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
+  check->add_option("--extend-select", extend_select, "Rules to enable in addition");
+  check->add_option("--ignore", ignore, "Rules to disable");
+  std::string formats_help = "Output format:";
+  for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
+  check->add_option("--output-format", output_format, formats_help)->envname("TORCHLINT_OUTPUT_FORMAT");
+  check->add_option("-o,--output-file", output_file, "Write the report to this file");
+  check->add_option("--config", config_file, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
+  check->add_option("--target-torch", target_torch, "Lowest torch version the code must support, e.g. 2.4");
+  check->add_option("-j,--jobs", jobs, "Threads (default: all cores)");
+  check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  check->add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings (errors still exit 2)");
+  check->add_flag("--statistics", statistics, "Show counts per rule instead of the findings");
+
+  auto* rules_cmd = app.add_subcommand("rules", "List every rule");
+  std::string rules_format = "text";
+  rules_cmd->add_option("--output-format", rules_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  auto* rule_cmd = app.add_subcommand("rule", "Show a rule's documentation");
+  std::string rule_code;
+  rule_cmd->add_option("code", rule_code, "Rule code or name, e.g. TL102")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitError;
+  }
+
+  if (*rules_cmd) return list_rules(rules_format);
+  if (*rule_cmd) return show_rule(rule_code);
+
+  const report::Format* format = report::find_format(output_format);
+  if (!format) {
+    std::cerr << "torchlint: error: unknown output format `" << output_format << "`\n";
+    return kExitError;
+  }
+  cli::CheckRequest request;
+  request.paths = paths;
+  if (check->count("--select")) request.selection.select = split_selectors(select);
+  request.selection.extend_select = split_selectors(extend_select);
+  request.selection.ignore = split_selectors(ignore);
+  if (!config_file.empty()) request.config_file = config_file;
+  if (!target_torch.empty()) {
+    request.target_torch = TorchVersion::parse(target_torch);
+    if (!request.target_torch) {
+      std::cerr << "torchlint: error: --target-torch: expected a version such as 2.4, got `" << target_torch << "`\n";
+      return kExitError;
+    }
+  }
+  request.jobs = jobs;
+
+  std::string error;
+  std::optional<cli::CheckRun> run;
+  try {
+    run = cli::run_check(request, error);
+  } catch (const std::exception& e) {
+    std::cerr << "torchlint: internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+  if (!run) {
+    std::cerr << "torchlint: error: " << error << '\n';
+    return kExitError;
+  }
+
+  std::ofstream file_out;
+  std::ostream* out = &std::cout;
+  if (!output_file.empty()) {
+    file_out.open(output_file);
+    if (!file_out) {
+      std::cerr << "torchlint: error: cannot write " << output_file << '\n';
+      return kExitError;
+    }
+    out = &file_out;
+  }
+  report::ReportContext ctx{run->outcome, cli::registry(), output_file.empty() && !format->machine_readable && use_color(color)};
+  if (statistics) {
+    report::write_statistics(*out, ctx);
+  } else {
+    format->write(*out, ctx);
+  }
+  // File errors go to stderr in every format so machine-readable output stays parseable.
+  for (const auto& e : run->outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
+  if (!format->machine_readable && !statistics && isatty(STDERR_FILENO)) {
+    size_t n = run->outcome.diagnostics.size();
+    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings") : std::string("All checks passed"))
+              << " in " << run->outcome.files_linted << (run->outcome.files_linted == 1 ? " file" : " files") << ".\n";
+  }
+  out->flush();
+  if (!run->outcome.errors.empty()) return kExitError;
+  if (!run->outcome.diagnostics.empty() && !exit_zero) return kExitFindings;
+  return kExitClean;
+}

@@ -1,0 +1,200 @@
+#include "config.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+namespace torchlint {
+
+namespace fs = std::filesystem;
+
+std::optional<TorchVersion> TorchVersion::parse(std::string_view text) {
+  TorchVersion v;
+  size_t i = 0;
+  auto number = [&](int& out) {
+    size_t start = i;
+    out = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 4) {
+      out = out * 10 + (text[i] - '0');
+      ++i;
+    }
+    return i > start;
+  };
+  if (!number(v.major)) return std::nullopt;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (!number(v.minor)) return std::nullopt;
+  }
+  // Accept a patch level or local suffix ("2.4.1", "2.4.0+cu121") but nothing else.
+  if (i < text.size() && text[i] != '.' && text[i] != '+') return std::nullopt;
+  return v;
+}
+
+std::string TorchVersion::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+
+static bool pyproject_has_torchlint(const fs::path& file) {
+  auto result = toml::parse_file(file.string());
+  if (!result) return false;
+  return result.table()["tool"]["torchlint"].is_table();
+}
+
+std::optional<fs::path> find_config_file(const fs::path& start) {
+  std::error_code ec;
+  fs::path dir = fs::absolute(start, ec);
+  if (ec) return std::nullopt;
+  if (!fs::is_directory(dir, ec)) dir = dir.parent_path();
+  for (int depth = 0; depth < 256 && !dir.empty(); ++depth) {
+    fs::path own = dir / "torchlint.toml";
+    if (fs::is_regular_file(own, ec)) return own;
+    fs::path pyproject = dir / "pyproject.toml";
+    if (fs::is_regular_file(pyproject, ec) && pyproject_has_torchlint(pyproject)) return pyproject;
+    if (dir == dir.root_path()) break;
+    dir = dir.parent_path();
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+struct Reader {
+  std::string file;
+  std::string error;
+
+  bool fail(const std::string& key, const std::string& what) {
+    if (error.empty()) error = file + ": `" + key + "`: " + what;
+    return false;
+  }
+
+  bool strings(const toml::node& node, const std::string& key, std::vector<std::string>& out) {
+    const auto* arr = node.as_array();
+    if (!arr) return fail(key, "expected an array of strings");
+    for (const auto& item : *arr) {
+      const auto* s = item.as_string();
+      if (!s) return fail(key, "expected an array of strings");
+      out.push_back(s->get());
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+std::optional<Config> load_config(const fs::path& file, std::string& error) {
+  auto parsed = toml::parse_file(file.string());
+  if (!parsed) {
+    const auto& err = parsed.error();
+    std::ostringstream msg;
+    msg << file.string() << ":" << err.source().begin.line << ":" << err.source().begin.column
+        << ": invalid TOML: " << err.description();
+    error = msg.str();
+    return std::nullopt;
+  }
+  const toml::table& doc = parsed.table();
+  const toml::table* table = &doc;
+  bool is_pyproject = file.filename() == "pyproject.toml";
+  if (is_pyproject) {
+    table = doc["tool"]["torchlint"].as_table();
+    if (!table) {
+      error = file.string() + ": no [tool.torchlint] table";
+      return std::nullopt;
+    }
+  }
+  Config config;
+  config.file = file;
+  config.root = fs::absolute(file).parent_path();
+  Reader reader{file.string(), {}};
+  const std::string prefix = is_pyproject ? "tool.torchlint." : "";
+
+  for (const auto& [key_node, value] : *table) {
+    std::string key(key_node.str());
+    std::string full = prefix + key;
+    if (key == "select") {
+      std::vector<std::string> v;
+      if (!reader.strings(value, full, v)) break;
+      config.selection.select = std::move(v);
+    } else if (key == "extend-select") {
+      if (!reader.strings(value, full, config.selection.extend_select)) break;
+    } else if (key == "ignore") {
+      if (!reader.strings(value, full, config.selection.ignore)) break;
+    } else if (key == "exclude" || key == "extend-exclude") {
+      if (!reader.strings(value, full, config.exclude)) break;
+    } else if (key == "per-file-ignores") {
+      const auto* t = value.as_table();
+      if (!t) {
+        reader.fail(full, "expected a table of glob = [codes]");
+        break;
+      }
+      for (const auto& [glob, codes] : *t) {
+        std::vector<std::string> v;
+        if (!reader.strings(codes, full + "." + std::string(glob.str()), v)) break;
+        config.per_file_ignores.emplace_back(std::string(glob.str()), std::move(v));
+      }
+    } else if (key == "target-torch") {
+      const auto* s = value.as_string();
+      auto version = s ? TorchVersion::parse(s->get()) : std::nullopt;
+      if (!version) {
+        reader.fail(full, "expected a version string such as \"2.4\"");
+        break;
+      }
+      config.target_torch = version;
+      config.target_torch_source = file.filename().string();
+    } else {
+      reader.fail(full, "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
+                        "exclude, extend-exclude, target-torch)");
+      break;
+    }
+    if (!reader.error.empty()) break;
+  }
+  if (!reader.error.empty()) {
+    error = reader.error;
+    return std::nullopt;
+  }
+  return config;
+}
+
+static std::optional<TorchVersion> torch_lower_bound(const std::string& requirement) {
+  // "torch>=2.1,<3", "torch==2.4.0", "torch ~= 2.2": the lowest version allowed.
+  static const std::regex re(R"(^\s*["']?torch\s*(\[[^\]]*\])?\s*(>=|==|~=|===)\s*([0-9]+(\.[0-9]+)?))",
+                             std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(requirement, m, re)) return std::nullopt;
+  return TorchVersion::parse(m[3].str());
+}
+
+std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string& source) {
+  std::error_code ec;
+  for (const char* name : {"requirements.txt", "requirements-train.txt", "requirements/base.txt"}) {
+    fs::path p = dir / name;
+    if (!fs::is_regular_file(p, ec)) continue;
+    std::ifstream in(p);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (auto v = torch_lower_bound(line)) {
+        source = name;
+        return v;
+      }
+    }
+  }
+  fs::path pyproject = dir / "pyproject.toml";
+  if (fs::is_regular_file(pyproject, ec)) {
+    auto parsed = toml::parse_file(pyproject.string());
+    if (parsed) {
+      if (const auto* deps = parsed.table()["project"]["dependencies"].as_array()) {
+        for (const auto& d : *deps) {
+          if (const auto* s = d.as_string()) {
+            if (auto v = torch_lower_bound(s->get())) {
+              source = "pyproject.toml";
+              return v;
+            }
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace torchlint

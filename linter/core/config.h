@@ -1,0 +1,48 @@
+#pragma once
+// Settings from `[tool.torchlint]` in pyproject.toml or from torchlint.toml, found in the
+// nearest parent directory of the linted paths. The command line layers on top.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rule_selection.h"
+
+namespace torchlint {
+
+struct TorchVersion {
+  int major = 0;
+  int minor = 0;
+  static std::optional<TorchVersion> parse(std::string_view text);
+  auto operator<=>(const TorchVersion&) const = default;
+  std::string str() const;
+};
+
+// When neither the configuration nor the project's declared dependencies say which
+// torch the code targets, rules assume this one (documented in the README).
+inline constexpr TorchVersion kDefaultTargetTorch{2, 4};
+
+struct Config {
+  std::filesystem::path file;  // empty when no configuration file was found
+  std::filesystem::path root;  // directory paths in the configuration are relative to
+  SelectionLayer selection;
+  std::vector<std::pair<std::string, std::vector<std::string>>> per_file_ignores;
+  std::vector<std::string> exclude;
+  std::optional<TorchVersion> target_torch;
+  std::string target_torch_source;  // "torchlint.toml", "requirements.txt", ...
+};
+
+// Nearest directory at or above `start` holding torchlint.toml, or a pyproject.toml with
+// a [tool.torchlint] table. torchlint.toml wins within one directory.
+std::optional<std::filesystem::path> find_config_file(const std::filesystem::path& start);
+
+// Parses a configuration file. Unknown keys, wrong types and bad versions are errors
+// (returned as one message naming the file and key).
+std::optional<Config> load_config(const std::filesystem::path& file, std::string& error);
+
+// Reads the lowest torch version the project supports from requirements*.txt or
+// pyproject.toml's [project] dependencies in `dir` ("torch>=2.1" -> 2.1).
+std::optional<TorchVersion> infer_target_torch(const std::filesystem::path& dir, std::string& source);
+
+}  // namespace torchlint

@@ -1,0 +1,64 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rule_info.h"
+#include "source_file.h"
+
+namespace torchlint {
+
+struct Edit {
+  uint32_t start = 0;  // byte offsets into the file
+  uint32_t end = 0;
+  std::string replacement;
+};
+
+struct Fix {
+  std::string message;  // "Add `weights_only=True`"
+  std::vector<Edit> edits;
+};
+
+// A question about the whole project that decides whether a finding stands. Rules ask
+// it while linting one file; the project pass answers it once every file's facts exist.
+struct ProjectCondition {
+  enum class Kind {
+    kReachableHas,        // some function reachable from `roots` has `fact`
+    kReachableLacks,      // no function reachable from `roots` has `fact`
+    kNotAlwaysCalledIn,   // `roots[0]` has a call site outside context `fact`
+  };
+  Kind kind = Kind::kReachableHas;
+  std::vector<std::string> roots;  // function qualified names
+  std::string fact;
+  // For kReachableLacks: a reachable callee torchlint cannot see into whose name contains
+  // this text is assumed to have the fact (a `set_seed` from an unlinted module).
+  std::string unknown_callee_hint;
+};
+
+struct Diagnostic {
+  std::string code;
+  std::string name;
+  Severity severity = Severity::kWarning;
+  std::string message;
+  std::string path;
+  uint32_t start_byte = 0;
+  uint32_t end_byte = 0;
+  Position start;
+  Position end;
+  // Lines of the enclosing statement: a suppression comment anywhere on them applies.
+  uint32_t statement_first_line = 0;
+  uint32_t statement_last_line = 0;
+  std::optional<Fix> fix;
+  std::vector<ProjectCondition> conditions;
+};
+
+// File-level problem that stops linting of one file (unreadable, not a file, ...).
+struct FileError {
+  std::string path;
+  std::string message;
+};
+
+bool diagnostic_less(const Diagnostic& a, const Diagnostic& b);
+
+}  // namespace torchlint

@@ -1,0 +1,126 @@
+#include "discovery.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "glob.h"
+
+namespace torchlint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::array kSkippedDirectories = {
+    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "__pycache__", "__pypackages__", "site-packages",
+    "node_modules", "build", "dist", "_build", "buck-out", ".direnv", ".pyenv", ".torchlint_cache",
+};
+
+std::string generic(const fs::path& p) { return p.lexically_normal().generic_string(); }
+
+std::string relative_to(const fs::path& path, const fs::path& base) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(path, ec);
+  fs::path rel = abs.lexically_normal().lexically_relative(base);
+  if (rel.empty() || rel.native().starts_with("..")) return generic(path);
+  return generic(rel);
+}
+
+bool has_extension(const fs::path& p, const std::vector<std::string>& extensions) {
+  std::string ext = p.extension().string();
+  return std::find(extensions.begin(), extensions.end(), ext) != extensions.end();
+}
+
+bool excluded(const std::string& relative, const std::vector<std::string>& patterns) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) { return path_matches(p, relative); });
+}
+
+}  // namespace
+
+std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& inputs, const DiscoveryOptions& options,
+                                           std::vector<FileError>& errors) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  const fs::path root = fs::absolute(options.project_root, ec).lexically_normal();
+  std::vector<DiscoveredFile> files;
+  std::set<std::string> seen;
+
+  auto add = [&](const fs::path& p, bool explicit_) {
+    std::string display = relative_to(p, cwd);
+    if (!seen.insert(display).second) return;
+    DiscoveredFile f;
+    f.path = p;
+    f.display = display;
+    f.relative = relative_to(p, root);
+    f.explicitly_given = explicit_;
+    if (excluded(f.relative, options.exclude)) return;
+    files.push_back(std::move(f));
+  };
+
+  for (const auto& input : inputs) {
+    fs::path p(input);
+    auto status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) {
+      // Tell a dangling symlink or symlink loop apart from a missing path.
+      auto link = fs::symlink_status(p, ec);
+      if (!ec && fs::is_symlink(link)) {
+        errors.push_back({generic(p), "cannot follow symbolic link (dangling or a loop)"});
+      } else {
+        errors.push_back({generic(p), "no such file or directory"});
+      }
+      continue;
+    }
+    if (!fs::is_directory(status)) {
+      add(p, true);
+      continue;
+    }
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
+    if (ec) {
+      errors.push_back({generic(p), "cannot read directory: " + ec.message()});
+      continue;
+    }
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        errors.push_back({generic(it->path()), "cannot read directory: " + ec.message()});
+        ec.clear();
+        break;
+      }
+      const fs::directory_entry& entry = *it;
+      std::error_code entry_ec;
+      bool is_symlink = entry.is_symlink(entry_ec);
+      if (entry.is_directory(entry_ec) && !is_symlink) {
+        std::string name = entry.path().filename().string();
+        bool skip = std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end();
+        // A virtualenv under any name carries pyvenv.cfg.
+        if (!skip) skip = fs::exists(entry.path() / "pyvenv.cfg", entry_ec);
+        if (!skip) skip = excluded(relative_to(entry.path(), root), options.exclude);
+        if (skip) it.disable_recursion_pending();
+        continue;
+      }
+      if (!has_extension(entry.path(), options.extensions)) continue;
+      if (is_symlink && !fs::exists(entry.path(), entry_ec)) {
+        errors.push_back({relative_to(entry.path(), cwd), "cannot follow symbolic link (dangling or a loop)"});
+        continue;
+      }
+      if (is_symlink && fs::is_directory(entry.path(), entry_ec)) continue;
+      add(entry.path(), false);
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.display < b.display; });
+  return files;
+}
+
+std::string module_name_for(const std::string& relative_path) {
+  std::string s = relative_path;
+  while (s.starts_with("./")) s.erase(0, 2);
+  if (auto dot = s.rfind('.'); dot != std::string::npos && s.find('/', dot) == std::string::npos) s.erase(dot);
+  if (s.ends_with("/__init__")) s.erase(s.size() - 9);
+  for (char& c : s) {
+    if (c == '/') c = '.';
+  }
+  return s;
+}
+
+}  // namespace torchlint

@@ -1,0 +1,151 @@
+#include "lint_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "glob.h"
+
+namespace torchlint {
+
+void resolve_positions(const SourceFile& file, Diagnostic& d) {
+  if (d.start.line == 0 || d.start_byte != 0 || d.end_byte != 0) {
+    d.start = file.position(d.start_byte);
+    d.end = file.position(std::max(d.end_byte, d.start_byte));
+  }
+  if (d.statement_first_line == 0) d.statement_first_line = d.start.line;
+  if (d.statement_last_line == 0) d.statement_last_line = d.start.line;
+}
+
+namespace {
+
+struct Slot {
+  std::shared_ptr<const SourceFile> source;
+  FileResult result;
+  RuleSet enabled;
+  std::optional<FileError> error;
+};
+
+const Analyzer* analyzer_for(const std::filesystem::path& path, const std::vector<const Analyzer*>& analyzers) {
+  std::string ext = path.extension().string();
+  for (const Analyzer* a : analyzers) {
+    auto exts = a->extensions();
+    if (std::find(exts.begin(), exts.end(), ext) != exts.end()) return a;
+  }
+  return analyzers.empty() ? nullptr : analyzers.front();
+}
+
+void unused_suppressions(const Slot& slot, const RuleRegistry& registry, std::vector<Diagnostic>& out) {
+  auto index = registry.index_of(kUnusedSuppressionCode);
+  if (!index || !slot.enabled.contains(*index)) return;
+  const RuleInfo& info = registry.rules()[*index];
+  for (const auto& s : slot.result.suppressions) {
+    for (size_t i = 0; i < s.codes.size(); ++i) {
+      if (s.used[i]) continue;
+      const std::string& code = s.codes[i];
+      const RuleInfo* rule = registry.find(code);
+      std::string message;
+      if (!rule) {
+        // Codes of other tools (E501, B614) are theirs to judge; only ours are checked.
+        if (!(code.size() > 2 && (code.starts_with("TL") || code.starts_with("tl")))) continue;
+        message = "suppression names unknown rule `" + code + "`";
+      } else {
+        auto ri = registry.index_of(rule->code);
+        if (!ri || !slot.enabled.contains(*ri)) continue;  // not run, so it cannot be judged
+        message = "unused suppression: `" + code + "` (" + rule->name + ") reports nothing here";
+      }
+      Diagnostic d;
+      d.code = info.code;
+      d.name = info.name;
+      d.severity = info.severity;
+      d.message = std::move(message);
+      d.path = slot.source->path();
+      d.start = {s.comment_line, s.column};
+      d.end = d.start;
+      d.statement_first_line = d.statement_last_line = s.comment_line;
+      out.push_back(std::move(d));
+    }
+  }
+}
+
+}  // namespace
+
+LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vector<const Analyzer*>& analyzers,
+                       const RuleRegistry& registry, const LintOptions& options) {
+  std::vector<Slot> slots(files.size());
+  std::atomic<size_t> next{0};
+
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < files.size(); i = next.fetch_add(1)) {
+      const DiscoveredFile& f = files[i];
+      Slot& slot = slots[i];
+      slot.enabled = options.enabled;
+      for (const auto& [pattern, selectors] : options.per_file_ignores) {
+        if (path_matches(pattern, f.relative)) slot.enabled = without(registry, slot.enabled, selectors);
+      }
+      std::string error;
+      auto source = SourceFile::read(f.path.string(), error, f.display);
+      if (!source) {
+        slot.error = FileError{f.display, error};
+        continue;
+      }
+      slot.source = std::make_shared<const SourceFile>(std::move(*source));
+      const Analyzer* analyzer = analyzer_for(f.path, analyzers);
+      if (!analyzer) continue;
+      AnalysisOptions ao;
+      ao.enabled = &slot.enabled;
+      ao.target_torch = options.target_torch;
+      ao.relative_path = f.relative;
+      ao.module = module_name_for(f.relative);
+      slot.result = analyzer->analyze(*slot.source, ao);
+      for (auto& d : slot.result.diagnostics) {
+        d.path = f.display;
+        resolve_positions(*slot.source, d);
+      }
+    }
+  };
+
+  unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, std::max<size_t>(files.size(), 1)));
+  if (jobs <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(work);
+    for (auto& t : threads) t.join();
+  }
+
+  std::vector<const FileFacts*> facts;
+  for (const auto& s : slots) {
+    if (s.source) facts.push_back(&s.result.facts);
+  }
+  ProjectFacts project(facts);
+
+  LintOutcome outcome;
+  for (auto& slot : slots) {
+    if (slot.error) {
+      outcome.errors.push_back(*slot.error);
+      continue;
+    }
+    if (!slot.source) continue;
+    ++outcome.files_linted;
+    std::vector<Diagnostic> standing;
+    for (auto& d : slot.result.diagnostics) {
+      auto index = registry.index_of(d.code);
+      if (index && !slot.enabled.contains(*index)) continue;
+      bool holds = std::all_of(d.conditions.begin(), d.conditions.end(),
+                               [&](const ProjectCondition& c) { return project.holds(c); });
+      if (holds) standing.push_back(std::move(d));
+    }
+    standing = apply_suppressions(std::move(standing), slot.result.suppressions, registry);
+    unused_suppressions(slot, registry, standing);
+    if (!standing.empty()) outcome.sources.emplace(slot.source->path(), slot.source);
+    for (auto& d : standing) outcome.diagnostics.push_back(std::move(d));
+  }
+  std::sort(outcome.diagnostics.begin(), outcome.diagnostics.end(), diagnostic_less);
+  std::sort(outcome.errors.begin(), outcome.errors.end(),
+            [](const FileError& a, const FileError& b) { return a.path < b.path; });
+  return outcome;
+}
+
+}  // namespace torchlint

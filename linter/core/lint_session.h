@@ -1,0 +1,66 @@
+#pragma once
+// Lints a set of files with the front-ends given, in parallel, then runs the project pass,
+// applies suppressions and returns findings in a deterministic order.
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "config.h"
+#include "diagnostic.h"
+#include "discovery.h"
+#include "project_facts.h"
+#include "registry.h"
+#include "rule_selection.h"
+#include "suppressions.h"
+
+namespace torchlint {
+
+inline constexpr const char* kParseErrorCode = "TL000";
+inline constexpr const char* kUnusedSuppressionCode = "TL001";
+
+struct AnalysisOptions {
+  const RuleSet* enabled = nullptr;
+  TorchVersion target_torch = kDefaultTargetTorch;
+  std::string module;         // dotted module name
+  std::string relative_path;  // relative to the project root
+};
+
+struct FileResult {
+  std::vector<Diagnostic> diagnostics;
+  std::vector<Suppression> suppressions;
+  FileFacts facts;
+};
+
+class Analyzer {
+ public:
+  virtual ~Analyzer() = default;
+  virtual std::vector<std::string> extensions() const = 0;
+  virtual FileResult analyze(const SourceFile& file, const AnalysisOptions& options) const = 0;
+};
+
+struct LintOptions {
+  RuleSet enabled;
+  std::vector<std::pair<std::string, std::vector<std::string>>> per_file_ignores;
+  TorchVersion target_torch = kDefaultTargetTorch;
+  unsigned jobs = 0;  // 0: all cores
+};
+
+struct LintOutcome {
+  std::vector<Diagnostic> diagnostics;
+  std::vector<FileError> errors;
+  size_t files_linted = 0;
+  // Sources of the files with findings, for excerpts in the outputs.
+  std::unordered_map<std::string, std::shared_ptr<const SourceFile>> sources;
+};
+
+LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vector<const Analyzer*>& analyzers,
+                       const RuleRegistry& registry, const LintOptions& options);
+
+// Fills positions from byte offsets (front-ends may report offsets only).
+void resolve_positions(const SourceFile& file, Diagnostic& d);
+
+}  // namespace torchlint

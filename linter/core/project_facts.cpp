@@ -1,0 +1,130 @@
+#include "project_facts.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace torchlint {
+
+ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files) {
+  for (const FileFacts* file : files) {
+    for (const auto& fn : file->functions) functions_.push_back(Function{&fn, {}, {}});
+  }
+  // Index every dotted suffix that still names a module or class plus the function, so
+  // "utils.set_seed" (imported as `from utils import set_seed` with src/ on the path)
+  // finds "src.utils.set_seed".
+  for (uint32_t id = 0; id < functions_.size(); ++id) {
+    const std::string& q = functions_[id].facts->qualname;
+    index_[q].push_back(id);
+    for (size_t dot = q.find('.'); dot != std::string::npos; dot = q.find('.', dot + 1)) {
+      std::string_view suffix = std::string_view(q).substr(dot + 1);
+      if (suffix.find('.') == std::string_view::npos) break;
+      index_[std::string(suffix)].push_back(id);
+    }
+  }
+  callers_.resize(functions_.size());
+  for (uint32_t id = 0; id < functions_.size(); ++id) {
+    for (const auto& call : functions_[id].facts->calls) {
+      auto targets = lookup(call.callee);
+      if (targets.empty()) {
+        functions_[id].unknown.push_back(&call.callee);
+        continue;
+      }
+      for (uint32_t t : targets) {
+        functions_[id].callees.push_back(t);
+        callers_[t].emplace_back(id, &call);
+      }
+    }
+  }
+}
+
+std::vector<uint32_t> ProjectFacts::lookup(const std::string& qualname) const {
+  auto it = index_.find(qualname);
+  if (it != index_.end()) return it->second;
+  // Calling a class runs its __init__.
+  it = index_.find(qualname + ".__init__");
+  if (it != index_.end()) return it->second;
+  return {};
+}
+
+std::vector<uint32_t> ProjectFacts::reachable(const std::vector<std::string>& roots,
+                                              std::vector<const std::string*>* unknown) const {
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> stack;
+  std::unordered_set<uint32_t> seen;
+  for (const auto& root : roots) {
+    for (uint32_t id : lookup(root)) {
+      if (seen.insert(id).second) stack.push_back(id);
+    }
+  }
+  while (!stack.empty()) {
+    uint32_t id = stack.back();
+    stack.pop_back();
+    order.push_back(id);
+    if (unknown) unknown->insert(unknown->end(), functions_[id].unknown.begin(), functions_[id].unknown.end());
+    for (uint32_t callee : functions_[id].callees) {
+      if (seen.insert(callee).second) stack.push_back(callee);
+    }
+  }
+  return order;
+}
+
+bool ProjectFacts::always_called_in(uint32_t function, const std::string& context) const {
+  // A function runs inside `context` when every call site is inside it, directly or
+  // because its caller in turn always runs inside it. Cycles count as "not shown".
+  std::vector<uint32_t> stack{function};
+  std::unordered_set<uint32_t> seen{function};
+  while (!stack.empty()) {
+    uint32_t id = stack.back();
+    stack.pop_back();
+    if (callers_[id].empty()) return false;
+    for (const auto& [caller, call] : callers_[id]) {
+      if (std::find(call->contexts.begin(), call->contexts.end(), context) != call->contexts.end()) continue;
+      if (functions_[caller].facts->qualname.ends_with(kModuleFunction)) return false;
+      if (!seen.insert(caller).second) return false;
+      stack.push_back(caller);
+    }
+  }
+  return true;
+}
+
+static bool has_fact(const FunctionFacts& f, const std::string& fact) {
+  return std::find(f.facts.begin(), f.facts.end(), fact) != f.facts.end();
+}
+
+bool ProjectFacts::holds(const ProjectCondition& c) const {
+  switch (c.kind) {
+    case ProjectCondition::Kind::kReachableHas: {
+      for (uint32_t id : reachable(c.roots, nullptr)) {
+        if (has_fact(*functions_[id].facts, c.fact)) return true;
+      }
+      return false;
+    }
+    case ProjectCondition::Kind::kReachableLacks: {
+      std::vector<const std::string*> unknown;
+      for (uint32_t id : reachable(c.roots, &unknown)) {
+        if (has_fact(*functions_[id].facts, c.fact)) return false;
+      }
+      if (!c.unknown_callee_hint.empty()) {
+        for (const std::string* callee : unknown) {
+          size_t dot = callee->rfind('.');
+          std::string_view last = dot == std::string::npos ? std::string_view(*callee)
+                                                           : std::string_view(*callee).substr(dot + 1);
+          if (last.find(c.unknown_callee_hint) != std::string_view::npos) return false;
+        }
+      }
+      return true;
+    }
+    case ProjectCondition::Kind::kNotAlwaysCalledIn: {
+      if (c.roots.empty()) return true;
+      auto ids = lookup(c.roots.front());
+      if (ids.empty()) return true;
+      for (uint32_t id : ids) {
+        if (!always_called_in(id, c.fact)) return true;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace torchlint

@@ -1,0 +1,59 @@
+#pragma once
+// Per-file facts and the project pass that combines them. A front-end records, for each
+// function it sees (and a pseudo-function "<module>" for module-level code), the facts it
+// establishes ("seeds-torch", "trains", ...) and its call sites with the contexts they
+// run in ("no-grad"). Facts are strings: core gives them no meaning, rules do.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "diagnostic.h"
+
+namespace torchlint {
+
+inline constexpr const char* kModuleFunction = "<module>";
+
+struct CallFact {
+  std::string callee;                 // qualified name as resolved in the calling file
+  std::vector<std::string> contexts;  // contexts active at the call ("no-grad")
+};
+
+struct FunctionFacts {
+  std::string qualname;  // "pkg.utils.set_seed", "train.<module>", "model.Net.forward"
+  std::vector<std::string> facts;
+  std::vector<CallFact> calls;
+};
+
+struct FileFacts {
+  std::string module;  // dotted module name relative to the project root
+  std::vector<FunctionFacts> functions;
+};
+
+class ProjectFacts {
+ public:
+  explicit ProjectFacts(const std::vector<const FileFacts*>& files);
+
+  // Evaluates a finding's conditions; true when the finding stands.
+  bool holds(const ProjectCondition& condition) const;
+
+  size_t function_count() const { return functions_.size(); }
+
+ private:
+  struct Function {
+    const FunctionFacts* facts;
+    std::vector<uint32_t> callees;             // resolved project functions
+    std::vector<const std::string*> unknown;   // callees outside the project
+  };
+  std::vector<uint32_t> lookup(const std::string& qualname) const;
+  // Functions reachable from `roots`, including the roots.
+  std::vector<uint32_t> reachable(const std::vector<std::string>& roots, std::vector<const std::string*>* unknown) const;
+  bool always_called_in(uint32_t function, const std::string& context) const;
+
+  std::vector<Function> functions_;
+  std::unordered_map<std::string, std::vector<uint32_t>> index_;  // qualname and its dotted suffixes
+  // For each function, its incoming call sites: (caller, call fact).
+  std::vector<std::vector<std::pair<uint32_t, const CallFact*>>> callers_;
+};
+
+}  // namespace torchlint

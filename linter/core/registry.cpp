@@ -1,0 +1,39 @@
+#include "registry.h"
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+namespace torchlint {
+
+static bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+         });
+}
+
+void RuleRegistry::add(RuleInfo info) {
+  if (find(info.code) || find(info.name)) {
+    throw std::logic_error("duplicate rule registration: " + info.code + " " + info.name);
+  }
+  auto pos = std::lower_bound(rules_.begin(), rules_.end(), info.code,
+                              [](const RuleInfo& r, const std::string& code) { return r.code < code; });
+  rules_.insert(pos, std::move(info));
+}
+
+const RuleInfo* RuleRegistry::find(std::string_view code_or_name) const {
+  for (const auto& r : rules_) {
+    if (iequals(r.code, code_or_name) || r.name == code_or_name) return &r;
+  }
+  return nullptr;
+}
+
+std::optional<size_t> RuleRegistry::index_of(std::string_view code) const {
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].code == code) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace torchlint

@@ -1,0 +1,30 @@
+#pragma once
+// What every consumer (selection, outputs, docs, checklists) needs to know about a rule,
+// independent of the front-end that implements it.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torchlint {
+
+enum class Severity { kInfo, kWarning, kError };
+std::string_view severity_name(Severity s);
+
+enum class Language { kPython, kCpp, kCheckpoint, kProbe };
+
+struct RuleInfo {
+  std::string code;     // stable, never reused: "TL304"
+  std::string name;     // kebab-case: "unsafe-torch-load"
+  Severity severity = Severity::kWarning;
+  bool default_enabled = true;
+  std::vector<std::string> checklist_items;  // ids in checklists/pytorch-best-practices.toml
+  std::vector<Language> languages;
+  bool fixable = false;
+  // The rule's Markdown doc (first line "# CODE: name", then the one-sentence summary).
+  std::string_view doc;
+
+  // The doc's first sentence: the summary used by `rules`, statistics and SARIF.
+  std::string summary() const;
+};
+
+}  // namespace torchlint

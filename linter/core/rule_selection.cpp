@@ -1,0 +1,82 @@
+#include "rule_selection.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace torchlint {
+
+bool RuleSet::any() const { return std::find(enabled_.begin(), enabled_.end(), true) != enabled_.end(); }
+
+static std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::optional<int> selector_specificity(const std::string& selector, const RuleInfo& rule) {
+  if (selector == "ALL") return 0;
+  if (selector == rule.name) return 1000;
+  std::string sel = upper(selector);
+  if (sel == rule.code) return 1000;
+  if (sel.size() >= 2 && rule.code.starts_with(sel)) return static_cast<int>(sel.size());
+  return std::nullopt;
+}
+
+bool selector_is_known(const RuleRegistry& registry, const std::string& selector) {
+  return std::any_of(registry.rules().begin(), registry.rules().end(),
+                     [&](const RuleInfo& r) { return selector_specificity(selector, r).has_value(); });
+}
+
+RuleSet resolve_selection(const RuleRegistry& registry, const std::vector<SelectionLayer>& layers,
+                          std::vector<std::string>& unknown) {
+  const auto& rules = registry.rules();
+  RuleSet set(rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) set.set(i, rules[i].default_enabled);
+
+  auto check_known = [&](const std::vector<std::string>& selectors) {
+    for (const auto& s : selectors) {
+      if (!selector_is_known(registry, s)) unknown.push_back(s);
+    }
+  };
+  for (const auto& layer : layers) {
+    if (layer.select) check_known(*layer.select);
+    check_known(layer.extend_select);
+    check_known(layer.ignore);
+    for (size_t i = 0; i < rules.size(); ++i) {
+      // Best (most specific) verdict of this layer; a layer that does not mention the
+      // rule leaves it as the layer below decided, unless it resets with `select`.
+      int best = -1;
+      std::optional<bool> verdict;
+      auto consider = [&](const std::vector<std::string>& selectors, bool on) {
+        for (const auto& s : selectors) {
+          auto spec = selector_specificity(s, rules[i]);
+          if (!spec) continue;
+          if (*spec > best || (*spec == best && !on)) {
+            best = *spec;
+            verdict = on;
+          }
+        }
+      };
+      if (layer.select) consider(*layer.select, true);
+      consider(layer.extend_select, true);
+      consider(layer.ignore, false);
+      if (verdict) {
+        set.set(i, *verdict);
+      } else if (layer.select) {
+        set.set(i, false);
+      }
+    }
+  }
+  return set;
+}
+
+RuleSet without(const RuleRegistry& registry, RuleSet set, const std::vector<std::string>& selectors) {
+  const auto& rules = registry.rules();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    for (const auto& s : selectors) {
+      if (selector_specificity(s, rules[i])) set.set(i, false);
+    }
+  }
+  return set;
+}
+
+}  // namespace torchlint

@@ -1,0 +1,79 @@
+#include "analyzer.h"
+
+#include <stdexcept>
+
+#include "checker.h"
+
+namespace torchlint::python {
+
+TSTree* parse_python(std::string_view source) {
+  // One parser per thread: parsers are not thread-safe but are reusable.
+  struct ParserHolder {
+    TSParser* parser = ts_parser_new();
+    ParserHolder() {
+      if (!ts_parser_set_language(parser, Syntax::get().language())) {
+        throw std::runtime_error("tree-sitter-python grammar ABI is not supported by this libtree-sitter");
+      }
+    }
+    ~ParserHolder() { ts_parser_delete(parser); }
+  };
+  thread_local ParserHolder holder;
+  ts_parser_reset(holder.parser);
+  return ts_parser_parse_string(holder.parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+}
+
+PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<RuleEntry>& rules) {
+  for (const auto& entry : rules) {
+    if (!entry.make) continue;  // reported by the front-end or the session, not a per-file rule
+    auto index = registry.index_of(entry.info.code);
+    if (!index) throw std::logic_error("rule not registered: " + entry.info.code);
+    rules_.push_back({&entry, *index, &registry.rules()[*index]});
+  }
+}
+
+static Diagnostic file_level_error(const SourceFile& file, uint32_t offset, std::string message) {
+  Diagnostic d;
+  d.code = kParseErrorCode;
+  d.name = "parse-error";
+  d.severity = Severity::kError;
+  d.path = file.path();
+  d.start_byte = offset;
+  d.end_byte = offset;
+  d.message = std::move(message);
+  return d;
+}
+
+FileResult PythonAnalyzer::analyze(const SourceFile& file, const AnalysisOptions& options) const {
+  FileResult result;
+  result.facts.module = options.module;
+  if (auto nul = file.find_nul()) {
+    result.diagnostics.push_back(
+        file_level_error(file, 0, "binary file (NUL byte at offset " + std::to_string(*nul) + "); not linted"));
+    return result;
+  }
+  std::optional<Diagnostic> encoding_error;
+  if (auto bad = file.find_invalid_utf8()) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", bad->byte);
+    encoding_error = file_level_error(file, bad->offset,
+                                      std::string("file is not valid UTF-8 (byte ") + hex +
+                                          "); findings for this file may be incomplete");
+  }
+  TSTree* tree = parse_python(file.text());
+  if (!tree) {
+    result.diagnostics.push_back(file_level_error(file, 0, "could not parse the file"));
+    return result;
+  }
+  std::vector<Checker::ActiveRule> active;
+  for (const auto& r : rules_) {
+    if (options.enabled && !options.enabled->contains(r.index)) continue;
+    active.push_back({r.info, r.entry->make()});
+  }
+  Checker checker(file, tree, options, std::move(active));
+  result = checker.run();
+  ts_tree_delete(tree);
+  if (encoding_error) result.diagnostics.push_back(std::move(*encoding_error));
+  return result;
+}
+
+}  // namespace torchlint::python

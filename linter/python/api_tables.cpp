@@ -1,0 +1,208 @@
+#include "api_tables.h"
+
+#include <array>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace torchlint::python::api {
+
+namespace {
+
+// Public spellings -> canonical name. Versioned notes: names present in torch 1.13
+// through 2.x; the deprecated AMP names stay distinct from their replacements.
+const std::unordered_map<std::string_view, std::string_view>& aliases() {
+  static const std::unordered_map<std::string_view, std::string_view> table = {
+      {"torch.nn.DataParallel", kDataParallel},
+      {"torch.nn.parallel.DataParallel", kDataParallel},
+      {"torch.nn.parallel.data_parallel", kDataParallelFunction},
+      {"torch.nn.parallel.DistributedDataParallel", kDistributedDataParallel},
+      {"torch.nn.DistributedDataParallel", kDistributedDataParallel},
+      {"torch.utils.data.DataLoader", kDataLoaderClass},
+      {"torch.load", kTorchLoad},
+      {"torch.no_grad", kNoGrad},
+      {"torch.autograd.no_grad", kNoGrad},
+      {"torch.enable_grad", kEnableGrad},
+      {"torch.autograd.enable_grad", kEnableGrad},
+      {"torch.inference_mode", kInferenceMode},
+      {"torch.autograd.inference_mode", kInferenceMode},
+      {"torch.set_grad_enabled", kSetGradEnabled},
+      {"torch.autograd.set_grad_enabled", kSetGradEnabled},
+      {"torch.autocast", kAutocast},
+      {"torch.amp.autocast", kAutocast},
+      {"torch.autograd.set_detect_anomaly", kSetDetectAnomaly},
+      {"torch.autograd.detect_anomaly", kDetectAnomaly},
+      {"torch.autograd.grad", kAutogradGrad},
+      {"torch.autograd.functional.grad", kAutogradGrad},
+      {"torch.nn.Module", kModule},
+      {"torch.nn.modules.Module", kModule},
+      {"torch.manual_seed", "torch.random.manual_seed"},
+      {"torch.seed", "torch.random.seed"},
+      {"torch.cuda.manual_seed", "torch.cuda.random.manual_seed"},
+      {"torch.cuda.manual_seed_all", "torch.cuda.random.manual_seed_all"},
+      {"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"},
+      {"torch.cuda.amp.custom_fwd", "torch.cuda.amp.autocast_mode.custom_fwd"},
+      {"torch.cuda.amp.custom_bwd", "torch.cuda.amp.autocast_mode.custom_bwd"},
+      {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"},
+      {"torch.cpu.amp.autocast", "torch.cpu.amp.autocast_mode.autocast"},
+      {"torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler"},
+      {"pytorch_lightning.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"pytorch_lightning.utilities.seed.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"lightning.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"lightning.pytorch.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"lightning.fabric.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"lightning_fabric.utilities.seed.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"lightning.pytorch.utilities.seed.seed_everything", "lightning.fabric.utilities.seed.seed_everything"},
+      {"transformers.trainer_utils.set_seed", "transformers.set_seed"},
+      {"accelerate.utils.random.set_seed", "accelerate.utils.set_seed"},
+      {"accelerate.utils.set_seed", "accelerate.utils.set_seed"},
+  };
+  return table;
+}
+
+bool starts_with_upper(std::string_view s) { return !s.empty() && s[0] >= 'A' && s[0] <= 'Z'; }
+
+std::string_view last_component(std::string_view q) {
+  size_t dot = q.rfind('.');
+  return dot == std::string_view::npos ? q : q.substr(dot + 1);
+}
+
+}  // namespace
+
+std::string canonical_name(std::string name) {
+  const auto& table = aliases();
+  auto it = table.find(name);
+  if (it != table.end()) return std::string(it->second);
+  // Modules re-export their classes: torch.nn.modules.conv.Conv2d is torch.nn.Conv2d.
+  if (name.starts_with("torch.nn.modules.") && name != kModule) {
+    std::string_view last = last_component(name);
+    if (starts_with_upper(last)) return "torch.nn." + std::string(last);
+  }
+  return name;
+}
+
+std::string_view value_kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kUnknown: return "unknown";
+    case ValueKind::kModel: return "model";
+    case ValueKind::kLoss: return "loss";
+    case ValueKind::kOptimizer: return "optimizer";
+    case ValueKind::kScheduler: return "scheduler";
+    case ValueKind::kDataLoader: return "dataloader";
+    case ValueKind::kGradScaler: return "grad-scaler";
+    case ValueKind::kDevice: return "device";
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kInstance: return "instance";
+  }
+  return "unknown";
+}
+
+ValueKind classify_call(std::string_view q) {
+  if (q == kDataLoaderClass) return ValueKind::kDataLoader;
+  if (q == kDataParallel || q == kDistributedDataParallel || q == "torch.compile" || q == "torch.jit.script" ||
+      q == "torch.jit.trace" || q == "torch.jit.load" || q == "timm.create_model" ||
+      q == "torch.nn.parallel.DistributedDataParallel") {
+    return ValueKind::kModel;
+  }
+  if (q == "torch.cuda.amp.grad_scaler.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") return ValueKind::kGradScaler;
+  if (q == kTorchDevice) return ValueKind::kDevice;
+  if (q.starts_with("torch.optim.lr_scheduler.")) {
+    return starts_with_upper(last_component(q)) ? ValueKind::kScheduler : ValueKind::kUnknown;
+  }
+  if (q.starts_with("torch.optim.")) {
+    std::string_view rest = q.substr(12);
+    if (rest.find('.') == std::string_view::npos && starts_with_upper(rest)) return ValueKind::kOptimizer;
+    return ValueKind::kUnknown;
+  }
+  if (q.starts_with("transformers.") && q.find("get_") != std::string_view::npos &&
+      q.ends_with("schedule_with_warmup")) {
+    return ValueKind::kScheduler;
+  }
+  if (q.starts_with("torch.nn.") && q.find('.', 9) == std::string_view::npos) {
+    std::string_view last = q.substr(9);
+    if (!starts_with_upper(last)) return ValueKind::kUnknown;
+    if (last.starts_with("Parameter") || last == "Buffer") return ValueKind::kTensor;
+    if (last.ends_with("Loss")) return ValueKind::kLoss;
+    return ValueKind::kModel;
+  }
+  if (q.starts_with("torchvision.models.")) {
+    std::string_view rest = q.substr(19);
+    // torchvision.models.resnet18(), torchvision.models.detection.fasterrcnn_resnet50_fpn()
+    if (!rest.ends_with("Weights") && rest.find("get_") != 0 && !rest.starts_with("list_")) return ValueKind::kModel;
+  }
+  if (q.starts_with("transformers.") && q.ends_with(".from_pretrained")) {
+    std::string_view cls = last_component(q.substr(0, q.size() - 16));
+    if (cls.find("Model") != std::string_view::npos || cls.find("For") != std::string_view::npos) {
+      return ValueKind::kModel;
+    }
+  }
+  return ValueKind::kUnknown;
+}
+
+bool is_module_base(std::string_view q) {
+  if (q == kModule || q == kDataParallel || q == kDistributedDataParallel) return true;
+  if (q == "lightning.LightningModule" || q == "pytorch_lightning.LightningModule" ||
+      q == "lightning.pytorch.LightningModule" || q == "pytorch_lightning.core.LightningModule") {
+    return true;
+  }
+  return classify_call(q) == ValueKind::kModel;
+}
+
+Rng seeded_by(std::string_view q) {
+  static const std::unordered_map<std::string_view, Rng> table = {
+      {"torch.random.manual_seed", Rng::kTorch},
+      {"torch.random.seed", Rng::kTorch},
+      {"torch.cuda.random.manual_seed", Rng::kTorch},
+      {"torch.cuda.random.manual_seed_all", Rng::kTorch},
+      {"numpy.random.seed", Rng::kNumpy},
+      {"random.seed", Rng::kRandom},
+      {"lightning.fabric.utilities.seed.seed_everything", Rng::kAll},
+      {"transformers.set_seed", Rng::kAll},
+      {"accelerate.utils.set_seed", Rng::kAll},
+  };
+  auto it = table.find(q);
+  return it == table.end() ? Rng::kNone : it->second;
+}
+
+Rng draws_from(std::string_view q) {
+  static const std::unordered_set<std::string_view> random_functions = {
+      "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
+      "random.shuffle", "random.sample", "random.uniform", "random.gauss", "random.normalvariate",
+      "random.betavariate", "random.expovariate", "random.triangular", "random.getrandbits",
+  };
+  if (random_functions.contains(q)) return Rng::kRandom;
+  if (q.starts_with("numpy.random.")) {
+    std::string_view fn = q.substr(13);
+    if (fn.find('.') != std::string_view::npos) return Rng::kNone;
+    // Generators and state plumbing are not draws from the global generator.
+    static const std::unordered_set<std::string_view> not_draws = {
+        "seed", "default_rng", "Generator", "RandomState", "SeedSequence", "get_state", "set_state",
+        "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator",
+    };
+    if (!not_draws.contains(fn)) return Rng::kNumpy;
+  }
+  return Rng::kNone;
+}
+
+std::optional<DeprecatedAmp> deprecated_amp(std::string_view q) {
+  if (q == "torch.cuda.amp.autocast_mode.autocast") return DeprecatedAmp{"torch.amp.autocast", "cuda", false, false};
+  if (q == "torch.cpu.amp.autocast_mode.autocast") return DeprecatedAmp{"torch.amp.autocast", "cpu", false, false};
+  if (q == "torch.cuda.amp.grad_scaler.GradScaler") return DeprecatedAmp{"torch.amp.GradScaler", "cuda", false, true};
+  if (q == "torch.cuda.amp.autocast_mode.custom_fwd") return DeprecatedAmp{"torch.amp.custom_fwd", "cuda", true, false};
+  if (q == "torch.cuda.amp.autocast_mode.custom_bwd") return DeprecatedAmp{"torch.amp.custom_bwd", "cuda", true, false};
+  return std::nullopt;
+}
+
+bool is_external_package(std::string_view top) {
+  static const std::unordered_set<std::string_view> known = {
+      "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn",
+      "builtins", "os", "sys", "math", "random", "re", "json", "time", "datetime", "logging",
+      "argparse", "pathlib", "typing", "collections", "functools", "itertools", "dataclasses",
+      "shutil", "subprocess", "copy", "pickle", "glob", "warnings", "contextlib", "abc", "enum",
+      "transformers", "lightning", "pytorch_lightning", "accelerate", "timm", "tqdm", "wandb",
+      "mlflow", "tensorboard", "PIL", "cv2", "matplotlib", "yaml", "hydra", "omegaconf",
+      "datasets", "einops", "fastapi", "flask", "requests", "io", "tempfile", "inspect",
+  };
+  return known.contains(top);
+}
+
+}  // namespace torchlint::python::api

@@ -1,0 +1,787 @@
+#include "checker.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/suppressions.h"
+
+namespace torchlint::python {
+
+namespace {
+
+constexpr TSSymbol kErrorSymbol = static_cast<TSSymbol>(-1);
+
+std::string_view last_name(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool names_optimizer(std::string_view receiver) {
+  std::string n = lower(last_name(receiver));
+  if (n.find("sched") != std::string::npos) return false;
+  return n.find("optim") != std::string::npos || n == "opt" || n.starts_with("opt_") || n.ends_with("_opt") ||
+         n.starts_with("opt") || n.ends_with("opt");
+}
+
+bool is_true_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kTrue; }
+bool is_false_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kFalse; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------
+// CallEvent helpers
+
+TSNode CallEvent::keyword(std::string_view name, std::string_view source) const {
+  if (ts_node_is_null(arguments)) return {};
+  const Syntax& syn = Syntax::get();
+  uint32_t n = ts_node_named_child_count(arguments);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode arg = ts_node_named_child(arguments, i);
+    if (syn.kind(arg) != Kind::kKeywordArgument) continue;
+    if (node_text(field(arg, syn.fields().name), source) == name) return field(arg, syn.fields().value);
+  }
+  return {};
+}
+
+TSNode CallEvent::positional(size_t index) const {
+  if (ts_node_is_null(arguments)) return {};
+  const Syntax& syn = Syntax::get();
+  uint32_t n = ts_node_named_child_count(arguments);
+  size_t seen = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode arg = ts_node_named_child(arguments, i);
+    Kind k = syn.kind(arg);
+    if (k == Kind::kKeywordArgument || k == Kind::kDictionarySplat || k == Kind::kComment) continue;
+    if (k == Kind::kListSplat) return {};  // positions after *args are unknown
+    if (seen++ == index) return arg;
+  }
+  return {};
+}
+
+size_t CallEvent::positional_count() const {
+  if (ts_node_is_null(arguments)) return 0;
+  const Syntax& syn = Syntax::get();
+  size_t count = 0;
+  uint32_t n = ts_node_named_child_count(arguments);
+  for (uint32_t i = 0; i < n; ++i) {
+    Kind k = syn.kind(ts_node_named_child(arguments, i));
+    if (k != Kind::kKeywordArgument && k != Kind::kDictionarySplat && k != Kind::kComment) ++count;
+  }
+  return count;
+}
+
+// ---------------------------------------------------------------------------------
+
+Checker::Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules)
+    : file_(file), tree_(tree), options_(options), rules_(std::move(rules)), model_(file.text(), options.module) {}
+
+void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, std::vector<ProjectCondition> conditions) {
+  if (!current_rule_) return;
+  Diagnostic d;
+  d.code = current_rule_->info->code;
+  d.name = current_rule_->info->name;
+  d.severity = current_rule_->info->severity;
+  d.message = std::move(message);
+  d.path = file_.path();
+  d.start_byte = ts_node_start_byte(node);
+  d.end_byte = ts_node_end_byte(node);
+  d.statement_first_line = ts_node_start_point(node).row + 1;
+  d.statement_last_line = ts_node_end_point(node).row + 1;
+  if (!statements_.empty()) {
+    TSNode stmt = statements_.back();
+    if (ts_node_start_byte(stmt) <= d.start_byte && d.end_byte <= ts_node_end_byte(stmt)) {
+      d.statement_first_line = ts_node_start_point(stmt).row + 1;
+      d.statement_last_line = ts_node_end_point(stmt).row + 1;
+    }
+  }
+  d.fix = std::move(fix);
+  d.conditions = std::move(conditions);
+  result_.diagnostics.push_back(std::move(d));
+}
+
+FileResult Checker::run() {
+  TSNode root = ts_tree_root_node(tree_);
+  const bool has_error = ts_node_has_error(root);
+  TSTreeCursor cursor = ts_tree_cursor_new(root);
+  for (;;) {
+    TSNode node = ts_tree_cursor_current_node(&cursor);
+    if (has_error && ts_node_is_null(first_error_) &&
+        (ts_node_symbol(node) == kErrorSymbol || ts_node_is_missing(node))) {
+      first_error_ = node;
+    }
+    ancestors_.push_back(node);
+    bool descend = enter(node);
+    if (descend && ts_tree_cursor_goto_first_child(&cursor)) continue;
+    leave(node);
+    ancestors_.pop_back();
+    bool done = false;
+    while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+      if (!ts_tree_cursor_goto_parent(&cursor)) {
+        done = true;
+        break;
+      }
+      leave(ts_tree_cursor_current_node(&cursor));
+      ancestors_.pop_back();
+    }
+    if (done) break;
+  }
+  ts_tree_cursor_delete(&cursor);
+
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_module_end(*this);
+  }
+  current_rule_ = nullptr;
+  FunctionState& top = model_.function();
+  top.facts.qualname = top.qualname;
+  result_.facts.module = model_.module_name();
+  result_.facts.functions.push_back(std::move(top.facts));
+  if (!ts_node_is_null(first_error_)) {
+    Diagnostic d;
+    d.code = kParseErrorCode;
+    d.name = "parse-error";
+    d.severity = Severity::kError;
+    d.path = file_.path();
+    d.start_byte = ts_node_start_byte(first_error_);
+    d.end_byte = ts_node_end_byte(first_error_);
+    if (ts_node_is_missing(first_error_)) {
+      d.message = "syntax error: missing `" + std::string(ts_node_type(first_error_)) + "`; findings for this file may be incomplete";
+    } else {
+      std::string_view text = model_.text(first_error_);
+      size_t cut = std::min<size_t>(text.find('\n'), 20);
+      d.message = "syntax error: unexpected `" + std::string(text.substr(0, cut)) +
+                  (cut < text.size() ? "..." : "") + "`; findings for this file may be incomplete";
+    }
+    result_.diagnostics.push_back(std::move(d));
+  }
+  return std::move(result_);
+}
+
+bool Checker::enter(TSNode node) {
+  switch (Syntax::get().kind(node)) {
+    case Kind::kImportStatement:
+      statements_.push_back(node);
+      on_import(node);
+      return false;
+    case Kind::kImportFromStatement:
+      statements_.push_back(node);
+      on_import_from(node);
+      return false;
+    case Kind::kFutureImportStatement:
+      statements_.push_back(node);
+      return false;
+    case Kind::kExpressionStatement:
+    case Kind::kReturnStatement:
+    case Kind::kSimpleStatement:
+      statements_.push_back(node);
+      return true;
+    case Kind::kFunctionDefinition:
+      on_function_enter(node);
+      return true;
+    case Kind::kClassDefinition:
+      on_class_enter(node);
+      return true;
+    case Kind::kDecorator:
+      on_decorator(node);
+      return true;
+    case Kind::kWithStatement:
+      on_with_enter(node);
+      return true;
+    case Kind::kForStatement:
+    case Kind::kWhileStatement: {
+      LoopState loop;
+      loop.node = node;
+      loop.is_for = Syntax::get().kind(node) == Kind::kForStatement;
+      if (loop.is_for) loop.iter = field(node, Syntax::get().fields().right);
+      TSNode cond = field(node, Syntax::get().fields().condition);
+      bool pushed = !ts_node_is_null(cond);
+      if (pushed) model_.conditions_.push_back(cond);
+      pushed_condition_.push_back(pushed);
+      model_.loops_.push_back(std::move(loop));
+      return true;
+    }
+    case Kind::kIfStatement:
+      on_if_enter(node);
+      return true;
+    case Kind::kElifClause: {
+      TSNode cond = field(node, Syntax::get().fields().condition);
+      bool pushed = !ts_node_is_null(cond);
+      if (pushed) model_.conditions_.push_back(cond);
+      pushed_condition_.push_back(pushed);
+      return true;
+    }
+    case Kind::kCall:
+      on_call(node);
+      return true;
+    case Kind::kComment:
+      on_comment(node);
+      return false;
+    case Kind::kString:
+      // f-strings can hold calls in their interpolations; plain strings hold nothing.
+      return ts_node_named_child_count(node) > 2;
+    default:
+      return true;
+  }
+}
+
+void Checker::leave(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  switch (syn.kind(node)) {
+    case Kind::kImportStatement:
+    case Kind::kImportFromStatement:
+    case Kind::kFutureImportStatement:
+    case Kind::kReturnStatement:
+    case Kind::kSimpleStatement:
+      statements_.pop_back();
+      break;
+    case Kind::kExpressionStatement: {
+      TSNode inner = ts_node_named_child(node, 0);
+      if (!ts_node_is_null(inner) && syn.kind(inner) == Kind::kAssignment) on_assignment(inner);
+      statements_.pop_back();
+      break;
+    }
+    case Kind::kFunctionDefinition:
+      on_function_leave(node);
+      break;
+    case Kind::kClassDefinition:
+      model_.scope_stack_.pop_back();
+      break;
+    case Kind::kWithStatement: {
+      size_t n = with_pushes_.back();
+      with_pushes_.pop_back();
+      model_.contexts_.resize(model_.contexts_.size() - n);
+      break;
+    }
+    case Kind::kForStatement:
+    case Kind::kWhileStatement: {
+      for (auto& r : rules_) {
+        current_rule_ = &r;
+        r.rule->on_loop_end(model_.loops_.back(), *this);
+      }
+      current_rule_ = nullptr;
+      model_.loops_.pop_back();
+      if (pushed_condition_.back()) model_.conditions_.pop_back();
+      pushed_condition_.pop_back();
+      break;
+    }
+    case Kind::kIfStatement: {
+      if (if_was_main_guard_.back()) --model_.main_guard_depth_;
+      if_was_main_guard_.pop_back();
+      if (pushed_condition_.back()) model_.conditions_.pop_back();
+      pushed_condition_.pop_back();
+      break;
+    }
+    case Kind::kElifClause:
+      if (pushed_condition_.back()) model_.conditions_.pop_back();
+      pushed_condition_.pop_back();
+      break;
+    default:
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Imports
+
+void Checker::on_import(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  uint32_t n = ts_node_named_child_count(node);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode child = ts_node_named_child(node, i);
+    Binding b;
+    b.kind = BindingKind::kImport;
+    b.line = ts_node_start_point(child).row + 1;
+    if (syn.kind(child) == Kind::kAliasedImport) {
+      std::string_view dotted = model_.text(field(child, f.name));
+      b.qualified_name = std::string(dotted);
+      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+      record_call_edge(std::string(dotted) + "." + kModuleFunction);
+    } else if (syn.kind(child) == Kind::kDottedName) {
+      // `import a.b.c` binds `a`.
+      std::string_view dotted = model_.text(child);
+      std::string_view first = dotted.substr(0, dotted.find('.'));
+      b.qualified_name = std::string(first);
+      model_.bind(first, std::move(b));
+      record_call_edge(std::string(dotted) + "." + kModuleFunction);
+    }
+  }
+}
+
+void Checker::on_import_from(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  TSNode module_node = field(node, f.module_name);
+  if (ts_node_is_null(module_node)) return;
+  std::string module;
+  if (syn.kind(module_node) == Kind::kRelativeImport) {
+    // `from ..pkg import x` inside a.b.c resolves against the package a.b.
+    size_t dots = 0;
+    std::string_view rest;
+    uint32_t n = ts_node_named_child_count(module_node);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(module_node, i);
+      if (syn.kind(c) == Kind::kImportPrefix) dots = model_.text(c).size();
+      if (syn.kind(c) == Kind::kDottedName) rest = model_.text(c);
+    }
+    std::string base = model_.package_;
+    for (size_t k = 1; k < dots; ++k) {
+      auto d = base.rfind('.');
+      base = d == std::string::npos ? std::string() : base.substr(0, d);
+    }
+    module = base;
+    if (!rest.empty()) module += (module.empty() ? "" : ".") + std::string(rest);
+  } else {
+    module = std::string(model_.text(module_node));
+  }
+  record_call_edge(module + "." + kModuleFunction);
+  uint32_t n = ts_node_named_child_count(node);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode child = ts_node_named_child(node, i);
+    if (ts_node_eq(child, module_node)) continue;
+    Binding b;
+    b.kind = BindingKind::kImport;
+    b.line = ts_node_start_point(child).row + 1;
+    Kind k = syn.kind(child);
+    if (k == Kind::kWildcardImport) {
+      model_.star_imports_.push_back(module);
+    } else if (k == Kind::kAliasedImport) {
+      b.qualified_name = api::canonical_name(module + "." + std::string(model_.text(field(child, f.name))));
+      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+    } else if (k == Kind::kDottedName) {
+      std::string_view name = model_.text(child);
+      b.qualified_name = api::canonical_name(module + "." + std::string(name));
+      model_.bind(name, std::move(b));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Definitions
+
+static ValueInfo value_from_annotation(const SemanticModel& model, TSNode type) {
+  if (ts_node_is_null(type)) return {};
+  TSNode expr = ts_node_named_child_count(type) > 0 ? ts_node_named_child(type, 0) : type;
+  auto q = model.resolve_qualified_name(expr);
+  if (!q) return {};
+  if (*q == "torch.optim.Optimizer" || *q == "torch.optim.optimizer.Optimizer") return {ValueKind::kOptimizer, *q, false};
+  if (*q == api::kDataLoaderClass) return {ValueKind::kDataLoader, *q, false};
+  if (q->starts_with("torch.optim.lr_scheduler.")) return {ValueKind::kScheduler, *q, false};
+  if (*q == api::kTorchDevice) return {ValueKind::kDevice, *q, false};
+  if (api::is_module_base(*q)) return {ValueKind::kModel, *q, false};
+  return {};
+}
+
+void Checker::on_function_enter(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  std::string_view name = model_.text(field(node, f.name));
+  std::string qualname = model_.qualify(name);
+  Binding fb;
+  fb.kind = BindingKind::kFunction;
+  fb.qualified_name = qualname;
+  fb.line = ts_node_start_point(node).row + 1;
+  int enclosing_class = model_.scopes_[model_.scope_stack_.back()].class_index;
+  model_.bind(name, std::move(fb));
+
+  auto fn = std::make_unique<FunctionState>();
+  fn->node = node;
+  fn->name = std::string(name);
+  fn->qualname = qualname;
+  fn->facts.qualname = qualname;
+  fn->enclosing_class = enclosing_class;
+  fn->context_base = model_.contexts_.size();
+  fn->loop_base = model_.loops_.size();
+  fn->condition_base = model_.conditions_.size();
+  // Decorators live on the decorated_definition parent.
+  TSNode parent = parent_node();
+  if (!ts_node_is_null(parent) && syn.kind(parent) == Kind::kDecoratedDefinition) {
+    uint32_t n = ts_node_named_child_count(parent);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode dec = ts_node_named_child(parent, i);
+      if (syn.kind(dec) != Kind::kDecorator) continue;
+      TSNode expr = ts_node_named_child(dec, 0);
+      TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, f.function) : expr;
+      auto q = model_.resolve_qualified_name(callee);
+      if (!q) continue;
+      if (*q == api::kNoGrad || *q == api::kInferenceMode) fn->grad_disabled_decorator = true;
+      if (*q == api::kSetGradEnabled && syn.kind(expr) == Kind::kCall) {
+        TSNode args = field(expr, f.arguments);
+        if (!ts_node_is_null(args) && is_false_literal(ts_node_named_child(args, 0))) fn->grad_disabled_decorator = true;
+      }
+    }
+  }
+  Scope scope;
+  scope.kind = ScopeKind::kFunction;
+  scope.qualname = qualname;
+  model_.scopes_.push_back(std::move(scope));
+  model_.scope_stack_.push_back(model_.scopes_.size() - 1);
+  fn->scope_index = model_.scopes_.size() - 1;
+  model_.functions_.push_back(std::move(fn));
+
+  // Parameters, with what their annotations say about them.
+  TSNode params = field(node, f.parameters);
+  uint32_t n = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode p = ts_node_named_child(params, i);
+    TSNode name_node{};
+    TSNode type{};
+    switch (syn.kind(p)) {
+      case Kind::kIdentifier: name_node = p; break;
+      case Kind::kTypedParameter:
+        name_node = ts_node_named_child(p, 0);
+        type = field(p, f.type);
+        break;
+      case Kind::kDefaultParameter:
+      case Kind::kTypedDefaultParameter:
+        name_node = field(p, f.name);
+        type = field(p, f.type);
+        break;
+      default: break;
+    }
+    if (ts_node_is_null(name_node) || syn.kind(name_node) != Kind::kIdentifier) continue;
+    Binding b;
+    b.kind = BindingKind::kParameter;
+    b.line = ts_node_start_point(p).row + 1;
+    b.value = value_from_annotation(model_, type);
+    model_.bind(model_.text(name_node), std::move(b));
+  }
+}
+
+void Checker::add_fact(FunctionState& fn, const char* fact) {
+  auto& facts = fn.facts.facts;
+  if (std::find(facts.begin(), facts.end(), fact) == facts.end()) facts.emplace_back(fact);
+}
+
+void Checker::on_function_leave(TSNode) {
+  FunctionState& fn = model_.function();
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_function_end(fn, *this);
+  }
+  current_rule_ = nullptr;
+  model_.contexts_.resize(fn.context_base);
+  result_.facts.functions.push_back(std::move(fn.facts));
+  model_.scope_stack_.pop_back();
+  model_.functions_.pop_back();
+}
+
+void Checker::on_class_enter(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  std::string_view name = model_.text(field(node, f.name));
+  auto info = std::make_unique<ClassInfo>();
+  info->qualname = model_.qualify(name);
+  TSNode bases = field(node, f.superclasses);
+  uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode base = ts_node_named_child(bases, i);
+    if (syn.kind(base) == Kind::kKeywordArgument) continue;
+    auto q = model_.resolve_qualified_name(base);
+    if (!q) continue;
+    const ClassInfo* local = model_.class_info(*q);
+    if (api::is_module_base(*q) || (local && local->is_module)) info->is_module = true;
+    info->bases.push_back(*q);
+  }
+  Binding b;
+  b.kind = BindingKind::kClass;
+  b.qualified_name = info->qualname;
+  b.line = ts_node_start_point(node).row + 1;
+  model_.bind(name, std::move(b));
+  size_t index = model_.classes_.size();
+  model_.class_by_qualname_[info->qualname] = index;
+  Scope scope;
+  scope.kind = ScopeKind::kClass;
+  scope.qualname = info->qualname;
+  scope.class_index = static_cast<int>(index);
+  model_.classes_.push_back(std::move(info));
+  model_.scopes_.push_back(std::move(scope));
+  model_.scope_stack_.push_back(model_.scopes_.size() - 1);
+}
+
+void Checker::on_decorator(TSNode node) {
+  TSNode expr = ts_node_named_child(node, 0);
+  if (ts_node_is_null(expr) || Syntax::get().kind(expr) == Kind::kCall) return;  // calls come through on_call
+  DecoratorEvent event{expr, model_.resolve_qualified_name(expr)};
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_decorator(event, *this);
+  }
+  current_rule_ = nullptr;
+}
+
+// ---------------------------------------------------------------------------------
+// Context-changing statements
+
+void Checker::on_with_enter(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  size_t pushed = 0;
+  // with_statement -> with_clause -> with_item(value: expr | as_pattern)
+  uint32_t n = ts_node_named_child_count(node);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode clause = ts_node_named_child(node, i);
+    if (ts_node_eq(clause, field(node, f.body))) continue;
+    uint32_t m = ts_node_named_child_count(clause);
+    for (uint32_t j = 0; j < m; ++j) {
+      TSNode item = ts_node_named_child(clause, j);
+      if (syn.kind(item) != Kind::kWithItem) continue;
+      TSNode value = field(item, f.value);
+      if (!ts_node_is_null(value) && syn.kind(value) == Kind::kAsPattern) value = ts_node_named_child(value, 0);
+      if (ts_node_is_null(value) || syn.kind(value) != Kind::kCall) continue;
+      auto q = model_.resolve_qualified_name(field(value, f.function));
+      if (!q) continue;
+      GradContext ctx = GradContext::kOther;
+      if (*q == api::kNoGrad || *q == api::kInferenceMode) {
+        ctx = GradContext::kNoGrad;
+      } else if (*q == api::kEnableGrad) {
+        ctx = GradContext::kEnableGrad;
+      } else if (*q == api::kSetGradEnabled) {
+        TSNode args = field(value, f.arguments);
+        TSNode arg = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
+        if (is_false_literal(arg)) ctx = GradContext::kNoGrad;
+        else if (is_true_literal(arg)) ctx = GradContext::kEnableGrad;
+        else continue;  // decided at run time
+      } else if (*q == api::kAutocast || api::deprecated_amp(*q)) {
+        ctx = GradContext::kAutocast;
+      } else if (*q == api::kDetectAnomaly) {
+        ctx = GradContext::kDetectAnomaly;
+      } else {
+        continue;
+      }
+      model_.contexts_.emplace_back(ctx, ctx == GradContext::kNoGrad);
+      ++pushed;
+    }
+  }
+  with_pushes_.push_back(pushed);
+}
+
+static bool is_main_guard(const SemanticModel& model, TSNode cond) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(cond) || syn.kind(cond) != Kind::kComparisonOperator) return false;
+  if (ts_node_named_child_count(cond) != 2) return false;
+  bool has_name = false, has_main = false;
+  for (uint32_t i = 0; i < 2; ++i) {
+    TSNode c = ts_node_named_child(cond, i);
+    std::string_view value;
+    if (syn.kind(c) == Kind::kIdentifier && model.text(c) == "__name__") has_name = true;
+    if (string_literal_value(c, model.source(), value) && value == "__main__") has_main = true;
+  }
+  return has_name && has_main && model.text(cond).find("==") != std::string_view::npos;
+}
+
+void Checker::on_if_enter(TSNode node) {
+  TSNode cond = field(node, Syntax::get().fields().condition);
+  bool main_guard = !model_.in_function() && is_main_guard(model_, cond);
+  if (main_guard) {
+    ++model_.main_guard_depth_;
+    if (ts_node_is_null(model_.main_guard_node_)) model_.main_guard_node_ = node;
+  }
+  if_was_main_guard_.push_back(main_guard);
+  bool pushed = !main_guard && !ts_node_is_null(cond);
+  if (pushed) model_.conditions_.push_back(cond);
+  pushed_condition_.push_back(pushed);
+}
+
+// ---------------------------------------------------------------------------------
+// Calls: the facts they establish, then the rules
+
+void Checker::record_call_edge(const std::string& callee) {
+  std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
+  if (top.empty() || api::is_external_package(top)) return;
+  CallFact call;
+  call.callee = callee;
+  if (model_.in_no_grad()) call.contexts.emplace_back("no-grad");
+  model_.function().facts.calls.push_back(std::move(call));
+  for (size_t i = model_.function().loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].callees.push_back(callee);
+}
+
+void Checker::on_call(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  CallEvent event;
+  event.node = node;
+  event.callee = field(node, f.function);
+  TSNode args = field(node, f.arguments);
+  if (!ts_node_is_null(args) && syn.kind(args) == Kind::kArgumentList) {
+    event.arguments = args;
+    uint32_t n = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; ++i) {
+      Kind k = syn.kind(ts_node_named_child(args, i));
+      if (k == Kind::kListSplat) event.has_args_splat = true;
+      if (k == Kind::kDictionarySplat) event.has_kwargs_splat = true;
+    }
+  }
+  event.qualname = model_.resolve_qualified_name(event.callee);
+  if (syn.kind(event.callee) == Kind::kAttribute) {
+    event.method = model_.text(field(event.callee, f.attribute));
+    event.receiver = field(event.callee, f.object);
+  }
+  TSNode parent = parent_node();
+  if (!ts_node_is_null(parent)) {
+    Kind pk = syn.kind(parent);
+    if (pk == Kind::kAssignment && ts_node_eq(field(parent, f.right), node)) event.assigned_to = field(parent, f.left);
+    if (pk == Kind::kWithItem || pk == Kind::kAsPattern) event.is_with_item = true;
+    if (pk == Kind::kDecorator) event.is_decorator = true;
+  }
+
+  FunctionState& fn = model_.function();
+  std::string_view receiver_text = ts_node_is_null(event.receiver) ? std::string_view() : model_.text(event.receiver);
+  ValueInfo receiver = ts_node_is_null(event.receiver) ? ValueInfo{} : model_.infer_value(event.receiver);
+
+  // Facts the project pass and the rules build on.
+  if (event.qualname) {
+    const std::string& q = *event.qualname;
+    switch (api::seeded_by(q)) {
+      case api::Rng::kTorch: add_fact(fn, "seeds-torch"); break;
+      case api::Rng::kNumpy: add_fact(fn, "seeds-numpy"); break;
+      case api::Rng::kRandom: add_fact(fn, "seeds-random"); break;
+      case api::Rng::kAll:
+        add_fact(fn, "seeds-torch");
+        add_fact(fn, "seeds-numpy");
+        add_fact(fn, "seeds-random");
+        break;
+      case api::Rng::kNone: break;
+    }
+    switch (api::draws_from(q)) {
+      case api::Rng::kNumpy: add_fact(fn, "draws-numpy"); break;
+      case api::Rng::kRandom: add_fact(fn, "draws-random"); break;
+      default: break;
+    }
+    if (q == api::kAutogradGrad) fn.calls_autograd_grad = true;
+    if (q == api::kSetGradEnabled && syn.kind(parent) == Kind::kExpressionStatement) {
+      TSNode arg = event.positional(0);
+      if (is_false_literal(arg)) fn.grad_disabled_statement = true;
+      if (is_true_literal(arg)) fn.grad_disabled_statement = false;
+    }
+    if (q == api::kTorchDevice) {
+      std::string_view v;
+      if (string_literal_value(event.positional(0), model_.source(), v) && v.starts_with("cuda")) model_.uses_cuda_ = true;
+    }
+    record_call_edge(q);
+  } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
+    record_call_edge(receiver.type + "." + std::string(event.method));
+  }
+  if (event.method == "backward") {
+    fn.calls_backward = true;
+    add_fact(fn, "backward");
+    for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].calls_backward = true;
+  } else if (event.method == "step" && receiver.kind != ValueKind::kScheduler) {
+    bool optimizer = receiver.kind == ValueKind::kOptimizer ||
+                     (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
+                     (receiver.kind == ValueKind::kUnknown && names_optimizer(receiver_text)) ||
+                     (receiver.kind == ValueKind::kUnknown && lower(last_name(receiver_text)).find("scaler") != std::string::npos &&
+                      event.positional_count() > 0);
+    if (optimizer) {
+      fn.steps_optimizer = true;
+      if (!fn.first_training_byte) fn.first_training_byte = ts_node_start_byte(node);
+      add_fact(fn, "trains");
+      for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].steps_optimizer = true;
+    }
+  } else if (event.method == "cuda") {
+    model_.uses_cuda_ = true;
+  } else if (event.method == "to") {
+    TSNode target = event.keyword("device", model_.source());
+    if (ts_node_is_null(target)) target = event.positional(0);
+    if (!ts_node_is_null(target) && model_.infer_value(target).cuda) model_.uses_cuda_ = true;
+  }
+  if (!model_.uses_cuda_) {
+    TSNode device = event.keyword("device", model_.source());
+    if (!ts_node_is_null(device) && model_.infer_value(device).cuda) model_.uses_cuda_ = true;
+  }
+
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_call(event, *this);
+  }
+  current_rule_ = nullptr;
+
+  // Mode changes take effect after the call.
+  if (event.method == "eval" || event.method == "train") {
+    TSNode arg = event.positional(0);
+    bool to_eval = event.method == "eval" || is_false_literal(arg);
+    auto& modes = fn.eval_mode;
+    auto it = std::find(modes.begin(), modes.end(), receiver_text);
+    if (to_eval && it == modes.end()) modes.emplace_back(receiver_text);
+    if (!to_eval && it != modes.end()) modes.erase(it);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Assignments and comments
+
+void Checker::bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  Kind k = syn.kind(target);
+  if (k == Kind::kIdentifier) {
+    Binding b;
+    b.kind = kind;
+    b.value = value;
+    b.qualified_name = alias_of;
+    b.line = ts_node_start_point(target).row + 1;
+    model_.bind(model_.text(target), std::move(b));
+  } else if (k == Kind::kAttribute) {
+    TSNode object = field(target, f.object);
+    if (syn.kind(object) != Kind::kIdentifier || model_.text(object) != "self") return;
+    int cls = model_.function().enclosing_class;
+    if (cls < 0) return;
+    Binding b;
+    b.kind = kind;
+    b.value = value;
+    b.line = ts_node_start_point(target).row + 1;
+    auto& attrs = model_.classes_[static_cast<size_t>(cls)]->attributes;
+    std::string attr(model_.text(field(target, f.attribute)));
+    // An attribute assigned different kinds of values is unknown.
+    auto it = attrs.find(attr);
+    if (it != attrs.end() && it->second.value.kind != value.kind) b.value = ValueInfo{};
+    attrs[attr] = std::move(b);
+  } else if (k == Kind::kPatternList || k == Kind::kTuple) {
+    uint32_t n = ts_node_named_child_count(target);
+    for (uint32_t i = 0; i < n; ++i) bind_target(ts_node_named_child(target, i), ValueInfo{}, {}, BindingKind::kOther);
+  }
+}
+
+void Checker::on_assignment(TSNode node) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  TSNode right = field(node, f.right);
+  // a = b = value: every target gets the innermost value.
+  std::vector<TSNode> targets{field(node, f.left)};
+  for (int guard = 0; guard < 64 && !ts_node_is_null(right) && syn.kind(right) == Kind::kAssignment; ++guard) {
+    targets.push_back(field(right, f.left));
+    right = field(right, f.right);
+  }
+  ValueInfo value = ts_node_is_null(right) ? ValueInfo{} : model_.infer_value(right);
+  std::string alias_of;
+  if (!ts_node_is_null(right)) {
+    Kind rk = syn.kind(right);
+    if (rk == Kind::kAttribute || rk == Kind::kIdentifier) {
+      if (auto q = model_.resolve_qualified_name(right)) alias_of = *q;
+    }
+  }
+  for (TSNode t : targets) {
+    if (!ts_node_is_null(t)) bind_target(t, value, alias_of, BindingKind::kAssign);
+  }
+}
+
+void Checker::on_comment(TSNode node) {
+  std::string_view text = model_.text(node);
+  if (text.find("noqa") == std::string_view::npos && text.find("NOQA") == std::string_view::npos &&
+      text.find("torchlint") == std::string_view::npos) {
+    return;
+  }
+  TSPoint p = ts_node_start_point(node);
+  std::string_view line = file_.line_text(p.row + 1);
+  bool own_line = line.substr(0, std::min<size_t>(p.column, line.size())).find_first_not_of(" \t") == std::string_view::npos;
+  uint32_t column = file_.position(ts_node_start_byte(node)).column;
+  if (auto s = parse_suppression_comment(text, p.row + 1, column, own_line)) result_.suppressions.push_back(std::move(*s));
+}
+
+}  // namespace torchlint::python

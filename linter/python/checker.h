@@ -1,0 +1,65 @@
+#pragma once
+// The single traversal: walks the tree once with a cursor (no recursion, so deep nesting
+// cannot overflow the stack), keeps the SemanticModel current and calls the rules.
+#include <memory>
+#include <vector>
+
+#include "core/lint_session.h"
+#include "rule.h"
+#include "semantic_model.h"
+
+namespace torchlint::python {
+
+class Checker final : public RuleContext {
+ public:
+  struct ActiveRule {
+    const RuleInfo* info;
+    std::unique_ptr<Rule> rule;
+  };
+
+  Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules);
+  FileResult run();
+
+  const SemanticModel& model() const override { return model_; }
+  const AnalysisOptions& options() const override { return options_; }
+  void report(TSNode node, std::string message, std::optional<Fix> fix,
+              std::vector<ProjectCondition> conditions) override;
+
+ private:
+  bool enter(TSNode node);
+  void leave(TSNode node);
+
+  void on_import(TSNode node);
+  void on_import_from(TSNode node);
+  void on_function_enter(TSNode node);
+  void on_function_leave(TSNode node);
+  void on_class_enter(TSNode node);
+  void on_with_enter(TSNode node);
+  void on_if_enter(TSNode node);
+  void on_call(TSNode node);
+  void on_assignment(TSNode node);
+  void on_comment(TSNode node);
+  void on_decorator(TSNode node);
+  void bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind);
+  void add_fact(FunctionState& fn, const char* fact);
+  void record_call_edge(const std::string& callee);
+
+  // Parent of the node being entered (ts_node_parent re-walks from the root).
+  TSNode parent_node() const { return ancestors_.size() >= 2 ? ancestors_[ancestors_.size() - 2] : TSNode{}; }
+
+  const SourceFile& file_;
+  TSTree* tree_;
+  const AnalysisOptions& options_;
+  std::vector<ActiveRule> rules_;
+  const ActiveRule* current_rule_ = nullptr;
+  SemanticModel model_;
+  FileResult result_;
+  std::vector<TSNode> ancestors_;       // path from the root to the current node
+  std::vector<TSNode> statements_;      // enclosing simple statements
+  std::vector<size_t> with_pushes_;     // contexts pushed per with statement
+  std::vector<bool> if_was_main_guard_;
+  std::vector<bool> pushed_condition_;  // per if/elif/while node
+  TSNode first_error_{};
+};
+
+}  // namespace torchlint::python

@@ -1,0 +1,234 @@
+#include "semantic_model.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace torchlint::python {
+
+namespace {
+
+bool is_builtin(std::string_view name) {
+  static const std::unordered_set<std::string_view> builtins = {
+      "print", "len", "range", "enumerate", "zip", "map", "filter", "float", "int", "str", "bool",
+      "list", "dict", "set", "tuple", "isinstance", "issubclass", "super", "open", "sum", "min", "max",
+      "abs", "round", "sorted", "reversed", "any", "all", "getattr", "setattr", "hasattr", "type",
+      "iter", "next", "repr", "vars", "dir", "id", "hash", "callable", "object", "exec", "eval",
+      "compile", "__import__", "input", "format", "divmod", "pow", "chr", "ord", "bytes", "bytearray",
+      "memoryview", "frozenset", "complex", "slice", "property", "staticmethod", "classmethod",
+  };
+  return builtins.contains(name);
+}
+
+bool is_module_method_returning_self(std::string_view method) {
+  static const std::unordered_set<std::string_view> methods = {
+      "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
+      "share_memory", "type", "to_empty", "apply", "xpu", "mps",
+  };
+  return methods.contains(method);
+}
+
+}  // namespace
+
+SemanticModel::SemanticModel(std::string_view source, std::string module_name)
+    : source_(source), module_(std::move(module_name)) {
+  auto dot = module_.rfind('.');
+  package_ = dot == std::string::npos ? std::string() : module_.substr(0, dot);
+  std::string_view last = dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
+  pytest_file_ = last.starts_with("test_") || last.ends_with("_test") || last == "conftest" ||
+                 ("." + module_ + ".").find(".tests.") != std::string::npos;
+  Scope module_scope;
+  module_scope.kind = ScopeKind::kModule;
+  module_scope.qualname = module_;
+  scopes_.push_back(std::move(module_scope));
+  scope_stack_.push_back(0);
+  auto top = std::make_unique<FunctionState>();
+  top->name = kModuleFunction;
+  top->qualname = module_ + "." + kModuleFunction;
+  top->is_module_level = true;
+  top->facts.qualname = top->qualname;
+  functions_.push_back(std::move(top));
+}
+
+Binding* SemanticModel::bind(std::string_view name, Binding binding) {
+  Scope& scope = scopes_[scope_stack_.back()];
+  auto [it, inserted] = scope.bindings.insert_or_assign(name, std::move(binding));
+  (void)inserted;
+  return &it->second;
+}
+
+const Binding* SemanticModel::lookup(std::string_view name) const {
+  // Innermost scope first; class scopes are visible only from their own body.
+  for (size_t i = scope_stack_.size(); i-- > 0;) {
+    const Scope& scope = scopes_[scope_stack_[i]];
+    if (scope.kind == ScopeKind::kClass && i + 1 != scope_stack_.size()) continue;
+    auto it = scope.bindings.find(name);
+    if (it != scope.bindings.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::string SemanticModel::qualify(std::string_view name) const {
+  const Scope& scope = scopes_[scope_stack_.back()];
+  return scope.qualname + "." + std::string(name);
+}
+
+const ClassInfo* SemanticModel::class_info(std::string_view qualname) const {
+  auto it = class_by_qualname_.find(std::string(qualname));
+  return it == class_by_qualname_.end() ? nullptr : classes_[it->second].get();
+}
+
+const ClassInfo* SemanticModel::enclosing_class() const {
+  for (size_t i = functions_.size(); i-- > 1;) {
+    if (functions_[i]->enclosing_class >= 0) return classes_[static_cast<size_t>(functions_[i]->enclosing_class)].get();
+  }
+  return nullptr;
+}
+
+std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) const {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  std::vector<std::string_view> parts;
+  TSNode n = expr;
+  for (int guard = 0;; ++guard) {
+    if (ts_node_is_null(n) || guard > 64) return std::nullopt;
+    Kind k = syn.kind(n);
+    if (k == Kind::kIdentifier) break;
+    if (k != Kind::kAttribute) return std::nullopt;
+    parts.push_back(text(field(n, f.attribute)));
+    n = field(n, f.object);
+  }
+  std::string_view base = text(n);
+  std::string result;
+  if (base == "self" && !parts.empty()) {
+    const ClassInfo* cls = enclosing_class();
+    if (!cls) return std::nullopt;
+    // self.method -> the class's method; self.attr.x is a value, not a name.
+    if (parts.size() != 1) return std::nullopt;
+    return cls->qualname + "." + std::string(parts.front());
+  }
+  if (const Binding* b = lookup(base)) {
+    switch (b->kind) {
+      case BindingKind::kImport:
+      case BindingKind::kFunction:
+      case BindingKind::kClass:
+        result = b->qualified_name;
+        break;
+      case BindingKind::kAssign:
+        if (b->qualified_name.empty()) return std::nullopt;
+        result = b->qualified_name;
+        break;
+      default:
+        return std::nullopt;
+    }
+  } else if (is_builtin(base)) {
+    result = "builtins." + std::string(base);
+  } else if (has_star_import()) {
+    return std::nullopt;  // could come from `from x import *`: torchlint cannot know
+  } else {
+    result = module_ + "." + std::string(base);  // defined later in this module
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    result += '.';
+    result += *it;
+  }
+  return api::canonical_name(std::move(result));
+}
+
+ValueInfo SemanticModel::infer_value(TSNode expr) const {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  for (int depth = 0; depth < 32 && !ts_node_is_null(expr); ++depth) {
+    switch (syn.kind(expr)) {
+      case Kind::kIdentifier: {
+        const Binding* b = lookup(text(expr));
+        return b ? b->value : ValueInfo{};
+      }
+      case Kind::kParenthesizedExpression:
+        expr = ts_node_named_child(expr, 0);
+        continue;
+      case Kind::kAttribute: {
+        TSNode object = field(expr, f.object);
+        if (syn.kind(object) == Kind::kIdentifier && text(object) == "self") {
+          if (const ClassInfo* cls = enclosing_class()) {
+            auto it = cls->attributes.find(std::string(text(field(expr, f.attribute))));
+            if (it != cls->attributes.end()) return it->second.value;
+          }
+        }
+        return {};
+      }
+      case Kind::kString: {
+        std::string_view value;
+        if (string_literal_value(expr, source_, value) && value.starts_with("cuda")) {
+          return ValueInfo{ValueKind::kDevice, "str", true};
+        }
+        return {};
+      }
+      case Kind::kConditionalExpression: {
+        // `"cuda" if torch.cuda.is_available() else "cpu"`: a device that may be CUDA.
+        ValueInfo a = infer_value(ts_node_named_child(expr, 0));
+        ValueInfo b = infer_value(ts_node_named_child(expr, 2));
+        if (a.kind == ValueKind::kDevice || b.kind == ValueKind::kDevice) {
+          return ValueInfo{ValueKind::kDevice, "", a.cuda || b.cuda};
+        }
+        return a.kind == b.kind ? a : ValueInfo{};
+      }
+      case Kind::kCall: {
+        TSNode callee = field(expr, f.function);
+        if (syn.kind(callee) == Kind::kAttribute) {
+          std::string_view method = text(field(callee, f.attribute));
+          if (is_module_method_returning_self(method)) {
+            ValueInfo receiver = infer_value(field(callee, f.object));
+            if (receiver.kind == ValueKind::kModel || receiver.kind == ValueKind::kLoss) return receiver;
+          }
+        }
+        auto q = resolve_qualified_name(callee);
+        if (!q) return {};
+        ValueKind kind = api::classify_call(*q);
+        if (kind == ValueKind::kDevice) {
+          std::string_view value;
+          TSNode args = field(expr, f.arguments);
+          TSNode first = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
+          bool cuda = !ts_node_is_null(first) && string_literal_value(first, source_, value) && value.starts_with("cuda");
+          return ValueInfo{kind, *q, cuda};
+        }
+        if (kind != ValueKind::kUnknown) return ValueInfo{kind, *q, false};
+        if (const ClassInfo* cls = class_info(*q)) {
+          return ValueInfo{cls->is_module ? ValueKind::kModel : ValueKind::kInstance, cls->qualname, false};
+        }
+        return {};
+      }
+      default:
+        return {};
+    }
+  }
+  return {};
+}
+
+bool SemanticModel::in_context(GradContext kind) const {
+  for (size_t i = contexts_.size(); i-- > function().context_base;) {
+    if (contexts_[i].first == kind) return true;
+  }
+  return false;
+}
+
+bool SemanticModel::in_no_grad() const {
+  // The innermost grad-mode context decides (enable_grad inside no_grad re-enables).
+  for (size_t i = contexts_.size(); i-- > function().context_base;) {
+    auto [kind, disables] = contexts_[i];
+    if (kind == GradContext::kNoGrad) return true;
+    if (kind == GradContext::kEnableGrad) return false;
+  }
+  return function().grad_disabled_decorator || function().grad_disabled_statement;
+}
+
+std::vector<TSNode> SemanticModel::enclosing_conditions() const {
+  return std::vector<TSNode>(conditions_.begin() + static_cast<std::ptrdiff_t>(function().condition_base),
+                             conditions_.end());
+}
+
+bool SemanticModel::is_in_eval_mode(std::string_view receiver) const {
+  const auto& modes = function().eval_mode;
+  return std::find(modes.begin(), modes.end(), receiver) != modes.end();
+}
+
+}  // namespace torchlint::python

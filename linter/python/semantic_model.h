@@ -1,0 +1,155 @@
+#pragma once
+// What one traversal learns about a Python file: imports and aliases, scopes and
+// bindings, the value kinds of simple assignments, the grad-mode context stack, loops,
+// conditions, functions and their facts. Rules read it; only the Checker writes it.
+#include <tree_sitter/api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api_tables.h"
+#include "core/project_facts.h"
+#include "syntax.h"
+
+namespace torchlint::python {
+
+using api::ValueKind;
+
+struct ValueInfo {
+  ValueKind kind = ValueKind::kUnknown;
+  std::string type;        // constructor's qualified name, or the project class
+  bool cuda = false;       // a device value that is (or may be) CUDA
+};
+
+enum class BindingKind : uint8_t { kImport, kAssign, kParameter, kFunction, kClass, kLoopTarget, kOther };
+
+struct Binding {
+  BindingKind kind = BindingKind::kOther;
+  std::string qualified_name;  // imports and aliases: what the name stands for
+  ValueInfo value;
+  uint32_t line = 0;
+};
+
+struct ClassInfo {
+  std::string qualname;
+  std::vector<std::string> bases;  // resolved qualified names
+  bool is_module = false;          // derives from torch.nn.Module
+  std::unordered_map<std::string, Binding> attributes;  // self.x = ... in any method
+};
+
+enum class ScopeKind : uint8_t { kModule, kClass, kFunction };
+
+struct Scope {
+  ScopeKind kind = ScopeKind::kModule;
+  std::string qualname;
+  std::unordered_map<std::string_view, Binding> bindings;
+  int class_index = -1;  // classes_ entry for class scopes
+};
+
+// Everything torchlint tracks for the function being traversed (or the module's
+// top-level code, which is treated as a function named "<module>").
+struct FunctionState {
+  TSNode node{};
+  std::string name;
+  std::string qualname;
+  bool is_module_level = false;
+  int enclosing_class = -1;       // classes_ index when this is a method
+  bool grad_disabled_decorator = false;
+  bool grad_disabled_statement = false;  // torch.set_grad_enabled(False) earlier in the body
+  bool calls_backward = false;
+  bool steps_optimizer = false;
+  bool calls_autograd_grad = false;
+  uint32_t first_training_byte = 0;  // where an optimizer step was first seen
+  // Receivers currently in eval mode ("model", "self.net"), from .eval() / .train(False).
+  std::vector<std::string> eval_mode;
+  FunctionFacts facts;
+  size_t scope_index = 0;
+  size_t context_base = 0;  // grad-context entries below this belong to outer functions
+  size_t loop_base = 0;
+  size_t condition_base = 0;
+};
+
+struct LoopState {
+  TSNode node{};
+  TSNode iter{};          // for-loops: the iterable expression
+  bool is_for = false;
+  bool calls_backward = false;
+  bool steps_optimizer = false;
+  std::vector<std::string> callees;  // qualified names called in the body
+};
+
+enum class GradContext : uint8_t { kNoGrad, kEnableGrad, kAutocast, kDetectAnomaly, kOther };
+
+class SemanticModel {
+ public:
+  SemanticModel(std::string_view source, std::string module_name);
+
+  std::string_view source() const { return source_; }
+  const std::string& module_name() const { return module_; }
+  std::string_view text(TSNode node) const { return node_text(node, source_); }
+
+  // --- Name resolution ----------------------------------------------------------
+  // Qualified, canonical name of an expression (identifier or attribute chain), e.g.
+  // `nn.DataParallel` -> "torch.nn.parallel.data_parallel.DataParallel". nullopt when
+  // it cannot be known (parameters, call results, `from x import *` names).
+  std::optional<std::string> resolve_qualified_name(TSNode expr) const;
+  const Binding* lookup(std::string_view name) const;
+  bool has_star_import() const { return !star_imports_.empty(); }
+  const std::vector<std::string>& star_imports() const { return star_imports_; }
+
+  // --- Values -------------------------------------------------------------------
+  ValueInfo infer_value(TSNode expr) const;
+  const ClassInfo* class_info(std::string_view qualname) const;
+
+  // --- Context ------------------------------------------------------------------
+  bool in_no_grad() const;  // innermost grad-mode context of the current function disables grad
+  bool in_context(GradContext kind) const;
+  bool in_main_guard() const { return main_guard_depth_ > 0; }
+  const FunctionState& function() const { return *functions_.back(); }
+  FunctionState& function() { return *functions_.back(); }
+  bool in_function() const { return functions_.size() > 1; }
+  const std::vector<LoopState>& loops() const { return loops_; }
+  // Loops of the current function only (a loop around a def does not run its body).
+  size_t loop_depth() const { return loops_.size() - function().loop_base; }
+  // Conditions (if/elif/while/ternary) enclosing the current node in this function.
+  std::vector<TSNode> enclosing_conditions() const;
+  const ClassInfo* enclosing_class() const;
+  bool is_pytest_file() const { return pytest_file_; }
+  bool has_main_guard() const { return main_guard_node_.id != nullptr; }
+  TSNode main_guard_node() const { return main_guard_node_; }
+  bool uses_cuda() const { return uses_cuda_; }
+
+  // Whether `receiver` ("model", "self.net") is in eval mode at this point of the function.
+  bool is_in_eval_mode(std::string_view receiver) const;
+
+ private:
+  friend class Checker;
+
+  Binding* bind(std::string_view name, Binding binding);
+  std::string qualify(std::string_view name) const;  // name in the innermost def scope
+
+  std::string_view source_;
+  std::string module_;
+  std::string package_;  // for relative imports
+  std::vector<Scope> scopes_;
+  std::vector<size_t> scope_stack_;
+  std::vector<std::unique_ptr<ClassInfo>> classes_;
+  std::unordered_map<std::string, size_t> class_by_qualname_;
+  std::vector<std::unique_ptr<FunctionState>> functions_;  // stack; [0] is the module
+  std::vector<std::pair<GradContext, bool>> contexts_;     // (kind, disables grad)
+  std::vector<LoopState> loops_;
+  std::vector<TSNode> conditions_;
+  std::vector<std::string> star_imports_;
+  // Owned copies of names that are not slices of the source (dotted import names).
+  std::vector<std::unique_ptr<std::string>> owned_names_;
+  int main_guard_depth_ = 0;
+  TSNode main_guard_node_{};
+  bool pytest_file_ = false;
+  bool uses_cuda_ = false;
+};
+
+}  // namespace torchlint::python

@@ -1,0 +1,120 @@
+#include "syntax.h"
+
+#include <string>
+#include <unordered_map>
+
+namespace torchlint::python {
+
+const Syntax& Syntax::get() {
+  static const Syntax instance;
+  return instance;
+}
+
+Syntax::Syntax() : language_(tree_sitter_python()) {
+  static const std::unordered_map<std::string_view, Kind> by_name = {
+      {"module", Kind::kModule},
+      {"import_statement", Kind::kImportStatement},
+      {"import_from_statement", Kind::kImportFromStatement},
+      {"future_import_statement", Kind::kFutureImportStatement},
+      {"aliased_import", Kind::kAliasedImport},
+      {"dotted_name", Kind::kDottedName},
+      {"relative_import", Kind::kRelativeImport},
+      {"import_prefix", Kind::kImportPrefix},
+      {"wildcard_import", Kind::kWildcardImport},
+      {"function_definition", Kind::kFunctionDefinition},
+      {"class_definition", Kind::kClassDefinition},
+      {"decorated_definition", Kind::kDecoratedDefinition},
+      {"decorator", Kind::kDecorator},
+      {"with_statement", Kind::kWithStatement},
+      {"with_item", Kind::kWithItem},
+      {"as_pattern", Kind::kAsPattern},
+      {"for_statement", Kind::kForStatement},
+      {"while_statement", Kind::kWhileStatement},
+      {"if_statement", Kind::kIfStatement},
+      {"elif_clause", Kind::kElifClause},
+      {"else_clause", Kind::kElseClause},
+      {"conditional_expression", Kind::kConditionalExpression},
+      {"expression_statement", Kind::kExpressionStatement},
+      {"assignment", Kind::kAssignment},
+      {"augmented_assignment", Kind::kAugmentedAssignment},
+      {"call", Kind::kCall},
+      {"attribute", Kind::kAttribute},
+      {"identifier", Kind::kIdentifier},
+      {"argument_list", Kind::kArgumentList},
+      {"keyword_argument", Kind::kKeywordArgument},
+      {"list_splat", Kind::kListSplat},
+      {"dictionary_splat", Kind::kDictionarySplat},
+      {"string", Kind::kString},
+      {"concatenated_string", Kind::kOther},
+      {"integer", Kind::kInteger},
+      {"float", Kind::kFloat},
+      {"true", Kind::kTrue},
+      {"false", Kind::kFalse},
+      {"none", Kind::kNone},
+      {"comment", Kind::kComment},
+      {"lambda", Kind::kLambda},
+      {"comparison_operator", Kind::kComparisonOperator},
+      {"block", Kind::kBlock},
+      {"parameters", Kind::kParameters},
+      {"typed_parameter", Kind::kTypedParameter},
+      {"default_parameter", Kind::kDefaultParameter},
+      {"typed_default_parameter", Kind::kTypedDefaultParameter},
+      {"list_splat_pattern", Kind::kListSplatPattern},
+      {"dictionary_splat_pattern", Kind::kDictionarySplatPattern},
+      {"tuple", Kind::kTuple},
+      {"pattern_list", Kind::kPatternList},
+      {"parenthesized_expression", Kind::kParenthesizedExpression},
+      {"subscript", Kind::kSubscript},
+      {"return_statement", Kind::kReturnStatement},
+      {"pass_statement", Kind::kSimpleStatement},
+      {"assert_statement", Kind::kSimpleStatement},
+      {"raise_statement", Kind::kSimpleStatement},
+      {"delete_statement", Kind::kSimpleStatement},
+      {"global_statement", Kind::kSimpleStatement},
+      {"nonlocal_statement", Kind::kSimpleStatement},
+      {"break_statement", Kind::kSimpleStatement},
+      {"continue_statement", Kind::kSimpleStatement},
+      {"print_statement", Kind::kSimpleStatement},
+      {"exec_statement", Kind::kSimpleStatement},
+      {"type_alias_statement", Kind::kSimpleStatement},
+      {"ERROR", Kind::kError},
+  };
+  uint32_t count = ts_language_symbol_count(language_);
+  kinds_.assign(count, Kind::kOther);
+  for (uint32_t s = 0; s < count; ++s) {
+    if (ts_language_symbol_type(language_, static_cast<TSSymbol>(s)) != TSSymbolTypeRegular) continue;
+    const char* name = ts_language_symbol_name(language_, static_cast<TSSymbol>(s));
+    if (!name) continue;
+    auto it = by_name.find(name);
+    if (it != by_name.end()) kinds_[s] = it->second;
+  }
+  // ERROR is symbol 65535 (ts_builtin_sym_error), outside the table: handled by callers
+  // through ts_node_is_error / has_error.
+  auto f = [&](const char* n) { return ts_language_field_id_for_name(language_, n, static_cast<uint32_t>(std::string_view(n).size())); };
+  fields_ = Fields{f("name"),       f("body"),        f("function"),     f("arguments"),    f("object"),
+                   f("attribute"),  f("left"),        f("right"),        f("value"),        f("condition"),
+                   f("module_name"), f("alias"),      f("parameters"),   f("superclasses"), f("consequence"),
+                   f("alternative"), f("definition"), f("type"),         f("operators")};
+}
+
+bool string_literal_value(TSNode node, std::string_view source, std::string_view& out) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(node) || syn.kind(node) != Kind::kString) return false;
+  std::string_view text = node_text(node, source);
+  size_t i = 0;
+  while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) {
+    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+    if (c == 'f' || c == 'b') return false;  // f-strings are not constants; bytes are not str
+    ++i;
+  }
+  text.remove_prefix(i);
+  for (std::string_view q : {"\"\"\"", "'''", "\"", "'"}) {
+    if (text.size() >= 2 * q.size() && text.starts_with(q) && text.ends_with(q)) {
+      out = text.substr(q.size(), text.size() - 2 * q.size());
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace torchlint::python

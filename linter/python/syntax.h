@@ -1,0 +1,109 @@
+#pragma once
+// tree-sitter-python node kinds and fields, looked up once by name so the traversal
+// compares small integers instead of strings. Several grammar symbols can share a
+// visible name (aliases); the table maps every one of them.
+#include <tree_sitter/api.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace torchlint::python {
+
+enum class Kind : uint8_t {
+  kOther,
+  kModule,
+  kImportStatement,
+  kImportFromStatement,
+  kFutureImportStatement,
+  kAliasedImport,
+  kDottedName,
+  kRelativeImport,
+  kImportPrefix,
+  kWildcardImport,
+  kFunctionDefinition,
+  kClassDefinition,
+  kDecoratedDefinition,
+  kDecorator,
+  kWithStatement,
+  kWithItem,
+  kAsPattern,
+  kForStatement,
+  kWhileStatement,
+  kIfStatement,
+  kElifClause,
+  kElseClause,
+  kConditionalExpression,
+  kExpressionStatement,
+  kAssignment,
+  kAugmentedAssignment,
+  kCall,
+  kAttribute,
+  kIdentifier,
+  kArgumentList,
+  kKeywordArgument,
+  kListSplat,
+  kDictionarySplat,
+  kString,
+  kInteger,
+  kFloat,
+  kTrue,
+  kFalse,
+  kNone,
+  kComment,
+  kLambda,
+  kComparisonOperator,
+  kBlock,
+  kParameters,
+  kTypedParameter,
+  kDefaultParameter,
+  kTypedDefaultParameter,
+  kListSplatPattern,
+  kDictionarySplatPattern,
+  kTuple,
+  kPatternList,
+  kParenthesizedExpression,
+  kSubscript,
+  kReturnStatement,
+  kSimpleStatement,  // statements without a body (pass, assert, raise, del, ...)
+  kError,
+  kCount
+};
+
+struct Fields {
+  TSFieldId name, body, function, arguments, object, attribute, left, right, value, condition,
+      module_name, alias, parameters, superclasses, consequence, alternative, definition, type, operators;
+};
+
+class Syntax {
+ public:
+  static const Syntax& get();
+  const TSLanguage* language() const { return language_; }
+  Kind kind(TSNode node) const {
+    TSSymbol s = ts_node_symbol(node);
+    return s < kinds_.size() ? kinds_[s] : Kind::kOther;
+  }
+  const Fields& fields() const { return fields_; }
+
+ private:
+  Syntax();
+  const TSLanguage* language_;
+  std::vector<Kind> kinds_;
+  Fields fields_{};
+};
+
+// Small helpers over TSNode that every part of the front-end uses.
+inline std::string_view node_text(TSNode node, std::string_view source) {
+  uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+  if (e > source.size() || s > e) return {};
+  return source.substr(s, e - s);
+}
+inline TSNode field(TSNode node, TSFieldId id) { return ts_node_child_by_field_id(node, id); }
+
+// The value of a plain string literal without prefix and quotes; false for f-strings,
+// concatenations and anything else torchlint cannot read as one constant.
+bool string_literal_value(TSNode node, std::string_view source, std::string_view& out);
+
+}  // namespace torchlint::python

@@ -1,0 +1,73 @@
+#include "training_dataloader.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace torchlint::python {
+
+namespace {
+
+bool contains_train(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("train") != std::string::npos;
+}
+
+// `enumerate(loader)`, `tqdm(loader, ...)`, `iter(loader)`: the loader being iterated.
+TSNode iterated_name(TSNode iter, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  for (int depth = 0; depth < 4 && !ts_node_is_null(iter); ++depth) {
+    Kind k = syn.kind(iter);
+    if (k == Kind::kIdentifier) return iter;
+    if (k != Kind::kCall) return {};
+    TSNode args = field(iter, syn.fields().arguments);
+    if (ts_node_is_null(args) || ts_node_named_child_count(args) == 0) return {};
+    iter = ts_node_named_child(args, 0);
+    (void)model;
+  }
+  return {};
+}
+
+}  // namespace
+
+TSNode TrainingLoaderTracker::argument(const CallEvent& call, RuleContext& ctx, std::string_view keyword,
+                                       size_t position) {
+  TSNode value = call.keyword(keyword, ctx.model().source());
+  if (ts_node_is_null(value)) value = call.positional(position);
+  return value;
+}
+
+void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, std::string message) {
+  LoaderCandidate c;
+  c.call = call.node;
+  c.message = std::move(message);
+  const Syntax& syn = Syntax::get();
+  if (!ts_node_is_null(call.assigned_to)) {
+    TSNode target = call.assigned_to;
+    if (syn.kind(target) == Kind::kAttribute) target = field(target, syn.fields().attribute);
+    if (syn.kind(target) == Kind::kIdentifier) c.name = std::string(ctx.text(target));
+  }
+  TSNode shuffle = argument(call, ctx, "shuffle", 2);
+  if (!ts_node_is_null(shuffle) && syn.kind(shuffle) == Kind::kTrue) c.training = true;
+  if (contains_train(c.name)) c.training = true;
+  candidates_.push_back(std::move(c));
+}
+
+void TrainingLoaderTracker::on_loop_end(const LoopState& loop, RuleContext& ctx) {
+  if (!loop.is_for || !(loop.steps_optimizer || loop.calls_backward)) return;
+  TSNode name = iterated_name(loop.iter, ctx.model());
+  if (ts_node_is_null(name)) return;
+  std::string_view text = ctx.text(name);
+  for (auto& c : candidates_) {
+    if (c.name == text) c.training = true;
+  }
+}
+
+void TrainingLoaderTracker::report(RuleContext& ctx) {
+  for (auto& c : candidates_) {
+    if (c.training) ctx.report(c.call, c.message, c.fix);
+  }
+  candidates_.clear();
+}
+
+}  // namespace torchlint::python

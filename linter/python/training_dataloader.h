@@ -1,0 +1,37 @@
+#pragma once
+// Which DataLoader calls build a training loader. Shared by the DataLoader rules
+// (TL201, TL202): each keeps its own tracker and decides what is missing.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rule.h"
+
+namespace torchlint::python {
+
+struct LoaderCandidate {
+  TSNode call{};
+  std::string name;     // assigned name, empty when not assigned
+  std::string message;  // the finding, should it turn out to be a training loader
+  std::optional<Fix> fix;
+  bool training = false;
+};
+
+class TrainingLoaderTracker {
+ public:
+  // Records a DataLoader call that lacks what the rule wants; `message` is reported if the
+  // loader turns out to be for training (shuffle=True, a "train" name, or iterated by a
+  // loop that trains).
+  void consider(const CallEvent& call, RuleContext& ctx, std::string message);
+  void on_loop_end(const LoopState& loop, RuleContext& ctx);
+  // Reports the training loaders; `extra` can veto per candidate (e.g. no CUDA use).
+  void report(RuleContext& ctx);
+
+  // The DataLoader argument `keyword` (positional index `position`), or null.
+  static TSNode argument(const CallEvent& call, RuleContext& ctx, std::string_view keyword, size_t position);
+
+ private:
+  std::vector<LoaderCandidate> candidates_;
+};
+
+}  // namespace torchlint::python

@@ -1,0 +1,50 @@
+// The default format: each finding with the source line, a caret under the span, and the
+// fix when there is one.
+#include <algorithm>
+
+#include "report.h"
+
+namespace torchlint::report {
+
+namespace {
+
+// Long lines (minified code, 5 MB one-liners) are cut around the finding.
+constexpr size_t kMaxExcerpt = 160;
+
+}  // namespace
+
+void write_full(std::ostream& out, const ReportContext& ctx) {
+  for (const auto& d : ctx.outcome.diagnostics) {
+    out << paint(ctx.color, "1", location_prefix(d)) << ' ' << paint(ctx.color, "1;31", d.code) << ' '
+        << (d.fix ? paint(ctx.color, "36", "[*] ") : "") << d.message << '\n';
+    auto it = ctx.outcome.sources.find(d.path);
+    if (it != ctx.outcome.sources.end() && d.start.line > 0) {
+      std::string_view line = it->second->line_text(d.start.line);
+      // Columns are code points; find the byte where the caret goes.
+      size_t byte = 0;
+      for (uint32_t col = 1; byte < line.size() && col < d.start.column; ++col) {
+        ++byte;
+        while (byte < line.size() && (static_cast<unsigned char>(line[byte]) & 0xC0) == 0x80) ++byte;
+      }
+      size_t begin = byte > kMaxExcerpt / 2 ? byte - kMaxExcerpt / 2 : 0;
+      while (begin > 0 && (static_cast<unsigned char>(line[begin]) & 0xC0) == 0x80) --begin;
+      std::string_view shown = line.substr(begin, kMaxExcerpt);
+      std::string gutter = std::to_string(d.start.line);
+      std::string pad(gutter.size(), ' ');
+      out << pad << " |\n" << gutter << " | " << (begin ? "..." : "") << shown << (begin + kMaxExcerpt < line.size() ? "..." : "") << '\n';
+      size_t caret_col = 0;
+      for (size_t i = begin; i < byte && i < line.size(); ++i) {
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++caret_col;
+      }
+      size_t width = 1;
+      if (d.end.line == d.start.line && d.end.column > d.start.column) width = d.end.column - d.start.column;
+      width = std::min<size_t>(width, kMaxExcerpt);
+      out << pad << " | " << (begin ? "   " : "") << std::string(caret_col, ' ')
+          << paint(ctx.color, "1;31", std::string(width, '^')) << '\n';
+    }
+    if (d.fix && ctx.show_fixes) out << "  = " << paint(ctx.color, "36", "help: " + d.fix->message) << '\n';
+    out << '\n';
+  }
+}
+
+}  // namespace torchlint::report

@@ -1,0 +1,43 @@
+#pragma once
+// Output formats. Each format is one file; this header is their common entry point.
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lint_session.h"
+#include "core/registry.h"
+
+namespace torchlint::report {
+
+struct ReportContext {
+  const LintOutcome& outcome;
+  const RuleRegistry& registry;
+  bool color = false;
+  bool show_fixes = true;
+};
+
+using Writer = void (*)(std::ostream&, const ReportContext&);
+
+struct Format {
+  std::string_view name;
+  Writer write;
+  bool machine_readable;
+};
+
+// Known formats, for --output-format and its help text.
+const std::vector<Format>& formats();
+const Format* find_format(std::string_view name);
+
+void write_full(std::ostream& out, const ReportContext& ctx);
+void write_concise(std::ostream& out, const ReportContext& ctx);
+void write_json(std::ostream& out, const ReportContext& ctx);
+// Counts per rule, most frequent first (like `ruff --statistics`).
+void write_statistics(std::ostream& out, const ReportContext& ctx);
+
+// Shared by the text formats.
+std::string location_prefix(const Diagnostic& d);
+std::string paint(bool color, const char* code, std::string_view text);
+
+}  // namespace torchlint::report

@@ -1,0 +1,29 @@
+#include "all_rules.h"
+
+#include "rule_docs.h"
+
+namespace torchlint {
+
+// One line per rule in rules.def.
+#define TORCHLINT_RULE(factory) python::RuleEntry factory();
+#include "rules.def"
+#undef TORCHLINT_RULE
+
+const std::vector<python::RuleEntry>& python_rules() {
+  static const std::vector<python::RuleEntry> rules = [] {
+    std::vector<python::RuleEntry> all = {
+#define TORCHLINT_RULE(factory) factory(),
+#include "rules.def"
+#undef TORCHLINT_RULE
+    };
+    for (auto& r : all) r.info.doc = rule_doc(r.info.code);
+    return all;
+  }();
+  return rules;
+}
+
+void register_all_rules(RuleRegistry& registry) {
+  for (const auto& r : python_rules()) registry.add(r.info);
+}
+
+}  // namespace torchlint

@@ -1,0 +1,65 @@
+// TL304 unsafe-torch-load: torch.load that may unpickle arbitrary objects.
+#include "python/rule.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+constexpr TorchVersion kWeightsOnlyDefault{2, 6};  // torch.load defaults to weights_only=True from here
+
+// `, weights_only=True` after the last argument (before a trailing comma's newline).
+std::optional<Fix> add_weights_only(const CallEvent& call) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(call.arguments)) return std::nullopt;
+  TSNode last{};
+  uint32_t n = ts_node_named_child_count(call.arguments);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode arg = ts_node_named_child(call.arguments, i);
+    if (syn.kind(arg) != Kind::kComment) last = arg;
+  }
+  if (ts_node_is_null(last)) return std::nullopt;  // torch.load() is broken anyway
+  Fix fix;
+  fix.message = "Add `weights_only=True`";
+  fix.edits.push_back({ts_node_end_byte(last), ts_node_end_byte(last), ", weights_only=True"});
+  return fix;
+}
+
+class UnsafeTorchLoad final : public Rule {
+ public:
+  void on_call(const CallEvent& call, RuleContext& ctx) override {
+    if (call.qualname != api::kTorchLoad) return;
+    TSNode weights_only = call.keyword("weights_only", ctx.model().source());
+    if (!ts_node_is_null(weights_only)) {
+      if (Syntax::get().kind(weights_only) == Kind::kFalse) {
+        ctx.report(call.node,
+                   "`torch.load(..., weights_only=False)` unpickles arbitrary objects: loading an untrusted "
+                   "checkpoint runs its code; load with `weights_only=True` (allowlist extra types with "
+                   "`torch.serialization.add_safe_globals`)");
+      }
+      return;  // True, or a value torchlint cannot decide
+    }
+    if (call.has_kwargs_splat || ctx.options().target_torch >= kWeightsOnlyDefault) return;
+    bool pickle_module = !ts_node_is_null(call.keyword("pickle_module", ctx.model().source())) ||
+                         call.positional_count() >= 3 || call.has_args_splat;
+    ctx.report(call.node,
+               "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6 (target-torch " +
+                   ctx.options().target_torch.str() + "): loading an untrusted checkpoint runs its code",
+               pickle_module ? std::nullopt : add_weights_only(call));
+  }
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry unsafe_torch_load_rule() {
+  RuleInfo info;
+  info.code = "TL304";
+  info.name = "unsafe-torch-load";
+  info.severity = Severity::kError;
+  info.checklist_items = {"E1"};
+  info.languages = {Language::kPython};
+  info.fixable = true;
+  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::UnsafeTorchLoad>(); }};
+}
+
+}  // namespace torchlint
