@@ -34,27 +34,25 @@ size_t match_class(std::string_view pattern, size_t p, char c, bool& matched) {
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) {
-  // Iterative matcher with backtracking points for '*' and '**' (no recursion, so a
-  // hostile pattern cannot blow the stack; worst case is quadratic, patterns are short).
+  // Single '*' backtracks iteratively; '**' recurses once per '**' in the pattern (patterns
+  // are short), trying every directory boundary, so nested stars cannot go exponential.
   size_t p = 0, t = 0;
   size_t star_p = std::string_view::npos, star_t = 0;
-  bool star_crosses = false;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      bool dbl = p + 1 < pattern.size() && pattern[p + 1] == '*';
-      p += dbl ? 2 : 1;
-      // "**/" also matches zero directories.
-      if (dbl && p < pattern.size() && pattern[p] == '/') {
-        star_p = p + 1;
-        star_t = t;
-        star_crosses = true;
-        // Try matching zero directories first by skipping the slash.
-        if (glob_match(pattern.substr(p + 1), text.substr(t))) return true;
-        continue;
+  while (true) {
+    if (p < pattern.size() && pattern[p] == '*' && p + 1 < pattern.size() && pattern[p + 1] == '*') {
+      std::string_view rest = pattern.substr(p + 2);
+      bool slash = !rest.empty() && rest.front() == '/';
+      if (slash) rest.remove_prefix(1);
+      for (size_t k = t; k <= text.size(); ++k) {
+        if (slash && k > t && text[k - 1] != '/') continue;
+        if (glob_match(rest, text.substr(k))) return true;
       }
-      star_p = p;
+      return false;
+    }
+    if (t >= text.size()) break;
+    if (p < pattern.size() && pattern[p] == '*') {
+      star_p = ++p;
       star_t = t;
-      star_crosses = dbl;
       continue;
     }
     if (p < pattern.size()) {
@@ -84,9 +82,8 @@ bool glob_match(std::string_view pattern, std::string_view text) {
         continue;
       }
     }
-    if (star_p != std::string_view::npos && (star_crosses || text[star_t] != '/')) {
-      ++star_t;
-      t = star_t;
+    if (star_p != std::string_view::npos && text[star_t] != '/') {
+      t = ++star_t;
       p = star_p;
       continue;
     }

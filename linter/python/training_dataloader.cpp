@@ -19,6 +19,8 @@ TSNode iterated_name(TSNode iter, const SemanticModel& model) {
   for (int depth = 0; depth < 4 && !ts_node_is_null(iter); ++depth) {
     Kind k = syn.kind(iter);
     if (k == Kind::kIdentifier) return iter;
+    // `self.loader`: matched by the attribute name the loader was assigned to.
+    if (k == Kind::kAttribute) return field(iter, syn.fields().attribute);
     if (k != Kind::kCall) return {};
     TSNode args = field(iter, syn.fields().arguments);
     if (ts_node_is_null(args) || ts_node_named_child_count(args) == 0) return {};

@@ -1,6 +1,4 @@
 // TL201 dataloader-num-workers: a training DataLoader that loads in the main process.
-#include <cstring>
-
 #include "python/rule.h"
 #include "python/training_dataloader.h"
 
@@ -8,16 +6,42 @@ namespace torchlint {
 namespace python {
 namespace {
 
-// The user left a note next to a deliberate `num_workers=0` (IterableDataset, debugging).
-bool commented(TSNode call, const SemanticModel& model) {
-  uint32_t first = ts_node_start_point(call).row, last = ts_node_end_point(call).row;
+// Comments that only talk to tools (`# noqa`, `# type: ignore`, test marks) explain nothing.
+bool is_tool_directive(std::string_view comment) {
+  size_t i = comment.find_first_not_of("# \t");
+  if (i == std::string_view::npos) return true;
+  std::string_view body = comment.substr(i);
+  for (std::string_view d : {"noqa", "NOQA", "type:", "pylint:", "pragma", "fmt:", "torchlint:", "expect:", "nosec", "isort:"}) {
+    if (body.starts_with(d)) return true;
+  }
+  return false;
+}
+
+// The user explained a deliberate `num_workers=0` (IterableDataset, debugging) in a
+// comment on the call's lines or on the line right above it.
+bool explained(const CallEvent& call, const SemanticModel& model) {
   std::string_view src = model.source();
-  size_t line_start = ts_node_start_byte(call) - ts_node_start_point(call).column;
-  size_t pos = line_start;
-  for (uint32_t row = first; row <= last && pos < src.size(); ++row) {
+  size_t begin = ts_node_start_byte(call.node) - ts_node_start_point(call.node).column;
+  if (begin > 0) {
+    size_t prev = src.rfind('\n', begin >= 2 ? begin - 2 : 0);
+    begin = prev == std::string_view::npos || begin < 2 ? 0 : prev + 1;
+  }
+  size_t end = src.find('\n', ts_node_end_byte(call.node));
+  if (end == std::string_view::npos) end = src.size();
+  // Scan the lines for comments; '#' inside string literals is rare enough in a
+  // DataLoader call to ignore.
+  for (size_t pos = begin; pos < end;) {
     size_t eol = src.find('\n', pos);
-    if (eol == std::string_view::npos) eol = src.size();
-    if (src.substr(pos, eol - pos).find('#') != std::string_view::npos) return true;
+    if (eol == std::string_view::npos || eol > end) eol = end;
+    std::string_view line = src.substr(pos, eol - pos);
+    size_t hash = line.find('#');
+    if (hash != std::string_view::npos) {
+      std::string_view comment = line.substr(hash);
+      // Several comments can share a line: "# IterableDataset  # noqa".
+      for (size_t h = 0; h != std::string_view::npos; h = comment.find('#', h + 1)) {
+        if (!is_tool_directive(comment.substr(h))) return true;
+      }
+    }
     pos = eol + 1;
   }
   return false;
@@ -34,7 +58,7 @@ class DataloaderNumWorkers final : public Rule {
                         "GPU waits for them; set `num_workers` (e.g. min(8, os.cpu_count()))");
       return;
     }
-    if (Syntax::get().kind(workers) == Kind::kInteger && ctx.text(workers) == "0" && !commented(call.node, ctx.model())) {
+    if (Syntax::get().kind(workers) == Kind::kInteger && ctx.text(workers) == "0" && !explained(call, ctx.model())) {
       tracker_.consider(call, ctx,
                         "training DataLoader has `num_workers=0`: batches load in the main process and the GPU "
                         "waits for them; use worker processes (e.g. min(8, os.cpu_count()))");

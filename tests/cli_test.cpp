@@ -1,0 +1,271 @@
+// The torchlint binary end to end: exit codes, formats, configuration, suppressions and
+// hostile input (binary, bad UTF-8, huge lines, deep nesting, FIFOs, symlink loops).
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int exit = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run(const std::string& args, const fs::path& cwd = TORCHLINT_SOURCE_DIR) {
+  static int counter = 0;
+  fs::path err_file = fs::temp_directory_path() / ("torchlint-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::string cmd = "cd " + quote(cwd.string()) + " && timeout 120 " + quote(TORCHLINT_BINARY) + " " + args + " 2>" +
+                    quote(err_file.string()) + " </dev/null";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 65536> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("torchlint-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::all, ec);
+    fs::remove_all(path, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    fs::path p = path / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+};
+
+const char* kViolation = "import torch\nm = torch.nn.DataParallel(net)\n";
+
+}  // namespace
+
+TEST_CASE("sample project: expected findings, exit 1") {
+  auto r = run("check fixtures/sample_project --output-format concise");
+  CHECK(r.exit == 1);
+  for (const char* code : {"TL101", "TL102", "TL201", "TL202", "TL204", "TL207", "TL304", "TL401"}) {
+    CHECK_MESSAGE(r.out.find(code) != std::string::npos, code);
+  }
+  CHECK(r.out.find("train.py:135:17: TL401") != std::string::npos);
+}
+
+TEST_CASE("exit codes: clean, findings, --exit-zero, no files") {
+  TempDir d;
+  d.write("clean.py", "import torch\nx = torch.zeros(3)\n");
+  d.write("bad.py", kViolation);
+  CHECK(run("check clean.py", d.path).exit == 0);
+  CHECK(run("check bad.py", d.path).exit == 1);
+  CHECK(run("check bad.py --exit-zero", d.path).exit == 0);
+  fs::create_directories(d.path / "empty");
+  auto empty = run("check empty", d.path);
+  CHECK(empty.exit == 0);
+  CHECK(empty.out.empty());
+  d.write("empty.py", "");
+  CHECK(run("check empty.py", d.path).exit == 0);
+}
+
+TEST_CASE("usage and configuration errors exit 2 with one clear line") {
+  TempDir d;
+  d.write("bad.py", kViolation);
+  auto r = run("check bad.py --select TL999", d.path);
+  CHECK(r.exit == 2);
+  CHECK(r.err.find("unknown rule selector `TL999`") != std::string::npos);
+  CHECK(run("check bad.py --output-format xml", d.path).exit == 2);
+  CHECK(run("check bad.py --bogus-flag", d.path).exit == 2);
+  CHECK(run("check bad.py --target-torch latest", d.path).exit == 2);
+  CHECK(run("check bad.py --config missing.toml", d.path).exit == 2);
+  d.write("torchlint.toml", "selct = [\"TL1\"]\n");
+  r = run("check bad.py", d.path);
+  CHECK(r.exit == 2);
+  CHECK(r.err.find("torchlint.toml: `selct`: unknown setting") != std::string::npos);
+  CHECK(run("rule TL999").exit == 2);
+  CHECK(run("").exit == 2);
+}
+
+TEST_CASE("bad input: reported per file, other files' findings kept") {
+  TempDir d;
+  d.write("good_findings.py", kViolation);
+  d.write("binary.py", std::string("\x7f" "ELF\0\0\x01", 7) + std::string(100, '\0'));
+  d.write("latin1.py", std::string("import torch\n# caf\xe9\nm = torch.nn.DataParallel(net)\n"));
+  d.write("huge.py", "x = [" + std::string(5 * 1024 * 1024 / 2, '1').replace(0, 0, "") + "]\n");
+  std::string nested = "y = " + std::string(10000, '[') + std::string(10000, ']') + "\n";
+  std::string blocks;
+  for (int i = 0; i < 1000; ++i) blocks += std::string(static_cast<size_t>(i), ' ') + "if x:\n";
+  blocks += std::string(1000, ' ') + "pass\n";
+  d.write("nested.py", nested + blocks);
+  d.write("syntax.py", "import torch\ndef f(:\n    pass\nm = torch.nn.DataParallel(net)\n");
+  d.write("empty.py", "");
+
+  auto r = run("check . --output-format concise", d.path);
+  CHECK(r.exit == 1);
+  CHECK(r.out.find("good_findings.py:2:5: TL401") != std::string::npos);
+  CHECK(r.out.find("binary.py:1:1: TL000 binary file") != std::string::npos);
+  CHECK(r.out.find("latin1.py:2:6: TL000 file is not valid UTF-8") != std::string::npos);
+  CHECK(r.out.find("latin1.py:3:5: TL401") != std::string::npos);  // still linted
+  CHECK(r.out.find("syntax.py:2:") != std::string::npos);
+  CHECK(r.out.find("syntax.py:4:5: TL401") != std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
+
+  // The full format shows a cut excerpt of the 5 MB line, not the whole line.
+  d.write("huge_bad.py", "import torch; m = torch.nn.DataParallel(net); x = [" + std::string(5 * 1024 * 1024, '1') + "]\n");
+  auto full = run("check huge_bad.py", d.path);
+  CHECK(full.exit == 1);
+  CHECK(full.out.size() < 4096);
+}
+
+TEST_CASE("I/O errors exit 2 but keep the other files' findings") {
+  TempDir d;
+  d.write("bad.py", kViolation);
+  ::mkfifo((d.path / "fifo.py").c_str(), 0644);
+  fs::create_symlink("loop_b.py", d.path / "loop_a.py");
+  fs::create_symlink("loop_a.py", d.path / "loop_b.py");
+  fs::create_symlink("nowhere.py", d.path / "dangling.py");
+  fs::create_directories(d.path / "pkg");
+  fs::create_directory_symlink("..", d.path / "pkg" / "up");  // a directory loop
+  fs::create_directories(d.path / "dir.py");                   // a directory named like a file
+  d.write("dir.py/inner.py", kViolation);
+
+  auto r = run("check bad.py fifo.py loop_a.py missing.py --output-format concise", d.path);
+  CHECK(r.exit == 2);
+  CHECK(r.out.find("bad.py:2:5: TL401") != std::string::npos);
+  CHECK(r.err.find("fifo.py: not a regular file") != std::string::npos);
+  CHECK(r.err.find("loop_a.py: cannot follow symbolic link") != std::string::npos);
+  CHECK(r.err.find("missing.py: no such file or directory") != std::string::npos);
+
+  // Walking the directory: loops are not followed, the FIFO is skipped by type.
+  auto walk = run("check . --output-format concise", d.path);
+  CHECK(walk.out.find("dir.py/inner.py:2:5: TL401") != std::string::npos);
+  CHECK(walk.out.find("bad.py:2:5: TL401") != std::string::npos);
+  CHECK(walk.err.find("dangling.py") != std::string::npos);
+  CHECK(walk.exit == 2);
+
+  if (::geteuid() != 0) {
+    fs::path locked = d.write("locked.py", kViolation);
+    fs::permissions(locked, fs::perms::none);
+    auto denied = run("check locked.py bad.py", d.path);
+    CHECK(denied.exit == 2);
+    CHECK(denied.err.find("Permission denied") != std::string::npos);
+  }
+}
+
+TEST_CASE("JSON output and statistics") {
+  TempDir d;
+  d.write("bad.py", "import torch\nm = torch.nn.DataParallel(net)\nsd = torch.load('x.pt')\n");
+  auto r = run("check bad.py --output-format json", d.path);
+  CHECK(r.exit == 1);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 2);
+  CHECK(j[0]["code"] == "TL401");
+  CHECK(j[0]["name"] == "data-parallel");
+  CHECK(j[0]["severity"] == "warning");
+  CHECK(j[0]["filename"] == "bad.py");
+  CHECK(j[0]["location"]["row"] == 2);
+  CHECK(j[0]["location"]["column"] == 5);
+  CHECK(j[0]["end_location"]["column"] == 31);  // exclusive, like Ruff
+  CHECK(j[0]["fix"].is_null());
+  CHECK(j[1]["code"] == "TL304");
+  CHECK(j[1]["fix"]["edits"][0]["content"] == ", weights_only=True");
+  auto s = run("check bad.py --statistics", d.path);
+  CHECK(s.out.find("TL304  [*] unsafe-torch-load") != std::string::npos);
+}
+
+TEST_CASE("selection on the command line and in configuration") {
+  TempDir d;
+  d.write("bad.py", "import torch\nm = torch.nn.DataParallel(net)\nsd = torch.load('x.pt')\n");
+  auto only = run("check bad.py --select TL4 --output-format concise", d.path);
+  CHECK(only.out.find("TL401") != std::string::npos);
+  CHECK(only.out.find("TL304") == std::string::npos);
+  auto ignored = run("check bad.py --ignore data-parallel --output-format concise", d.path);
+  CHECK(ignored.out.find("TL401") == std::string::npos);
+  CHECK(ignored.out.find("TL304") != std::string::npos);
+
+  d.write("pyproject.toml", "[tool.torchlint]\nignore = [\"TL304\"]\n[tool.torchlint.per-file-ignores]\n\"legacy/*\" = [\"TL401\"]\n");
+  d.write("legacy/old.py", kViolation);
+  auto cfg = run("check . --output-format concise", d.path);
+  CHECK(cfg.out.find("TL304") == std::string::npos);
+  CHECK(cfg.out.find("bad.py:2:5: TL401") != std::string::npos);
+  CHECK(cfg.out.find("legacy/old.py") == std::string::npos);
+  // The command line wins over the file.
+  CHECK(run("check bad.py --select TL304 --output-format concise", d.path).out.find("TL304") != std::string::npos);
+  d.write("pyproject.toml", "[tool.torchlint]\nexclude = [\"legacy\"]\ntarget-torch = \"2.6\"\n");
+  auto excl = run("check . --output-format concise", d.path);
+  CHECK(excl.out.find("legacy") == std::string::npos);
+  CHECK(excl.out.find("TL304") == std::string::npos);  // 2.6 defaults to weights_only=True
+}
+
+TEST_CASE("suppression comments") {
+  TempDir d;
+  d.write("s.py",
+          "import torch\n"
+          "a = torch.nn.DataParallel(net)  # noqa: TL401\n"
+          "b = torch.nn.DataParallel(net)  # noqa\n"
+          "c = torch.nn.DataParallel(net)  # noqa: TL304\n"
+          "# torchlint: ignore[data-parallel] -- migrating in #123\n"
+          "d = torch.nn.DataParallel(net)\n"
+          "e = torch.nn.DataParallel(\n"
+          "    net)  # noqa: TL401\n"
+          "f = 1  # noqa: TL401\n");
+  auto r = run("check s.py --output-format concise --extend-select TL001", d.path);
+  CHECK(r.out.find("s.py:2:") == std::string::npos);
+  CHECK(r.out.find("s.py:3:") == std::string::npos);
+  CHECK(r.out.find("s.py:4:5: TL401") != std::string::npos);
+  CHECK(r.out.find("s.py:4:33: TL001") != std::string::npos);  // TL304 suppressed nothing
+  CHECK(r.out.find("s.py:6:") == std::string::npos);
+  CHECK(r.out.find("s.py:7:") == std::string::npos);
+  CHECK(r.out.find("s.py:9:8: TL001") != std::string::npos);
+  d.write("f.py", "# torchlint: noqa\nimport torch\nm = torch.nn.DataParallel(net)\n");
+  CHECK(run("check f.py", d.path).exit == 0);
+}
+
+TEST_CASE("output order does not depend on the number of threads") {
+  auto one = run("check fixtures --output-format concise --exit-zero -j 1");
+  auto many = run("check fixtures --output-format concise --exit-zero -j 4");
+  CHECK(one.out == many.out);
+  CHECK_FALSE(one.out.empty());
+}
+
+TEST_CASE("rules and rule docs") {
+  auto list = run("rules");
+  CHECK(list.exit == 0);
+  CHECK(list.out.find("TL102  eval-without-no-grad") != std::string::npos);
+  auto doc = run("rule TL304");
+  CHECK(doc.exit == 0);
+  CHECK(doc.out.starts_with("# TL304: unsafe-torch-load"));
+  CHECK(run("rule unsafe-torch-load").out == doc.out);
+  auto json = nlohmann::json::parse(run("rules --output-format json").out);
+  CHECK(json.size() >= 10);
+  CHECK(run("--version").out.starts_with("torchlint "));
+}

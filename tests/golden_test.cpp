@@ -1,0 +1,118 @@
+// Runs torchlint over every fixture and compares with the `# expect: TLxxx` marks in the
+// fixture files: every finding must be marked and every mark must be found.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cli/check_command.h"
+
+namespace fs = std::filesystem;
+using namespace torchlint;
+
+namespace {
+
+using Key = std::tuple<std::string, uint32_t, std::string>;  // path, line, code
+
+std::set<Key> expectations(const fs::path& root) {
+  std::set<Key> out;
+  static const std::regex mark(R"(#\s*expect:\s*([A-Za-z0-9_,\s-]+))");
+  std::vector<fs::path> files;
+  if (fs::is_directory(root)) {
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+    }
+  } else {
+    files.push_back(root);
+  }
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::string line;
+    uint32_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      if (!std::regex_search(line, m, mark)) continue;
+      std::stringstream codes(m[1].str());
+      std::string code;
+      while (std::getline(codes, code, ',')) {
+        code.erase(0, code.find_first_not_of(" \t"));
+        code.erase(code.find_last_not_of(" \t\r") + 1);
+        if (!code.empty()) out.insert({file.lexically_normal().generic_string(), n, code});
+      }
+    }
+  }
+  return out;
+}
+
+// Lints one fixture case (a file, or a directory as one project) with every rule.
+std::string check_case(const fs::path& path) {
+  cli::CheckRequest request;
+  request.paths = {path.generic_string()};
+  request.selection.select = std::vector<std::string>{"ALL"};
+  request.jobs = 2;
+  std::string error;
+  auto run = cli::run_check(request, error);
+  if (!run) return "  error: " + error + "\n";
+  std::set<Key> expected = expectations(path);
+  std::ostringstream report;
+  std::set<Key> found;
+  for (const auto& d : run->outcome.diagnostics) {
+    Key key{fs::path(d.path).lexically_normal().generic_string(), d.start.line, d.code};
+    found.insert(key);
+    if (!expected.contains(key)) {
+      report << "  Noisy:   " << d.path << ":" << d.start.line << ":" << d.start.column << " " << d.code << " "
+             << d.message << "\n";
+    }
+  }
+  for (const auto& key : expected) {
+    if (!found.contains(key)) {
+      report << "  Missing: " << std::get<0>(key) << ":" << std::get<1>(key) << " " << std::get<2>(key) << "\n";
+    }
+  }
+  for (const auto& e : run->outcome.errors) report << "  error: " << e.path << ": " << e.message << "\n";
+  return report.str();
+}
+
+std::vector<fs::path> cases_in(const fs::path& rule_dir) {
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(rule_dir)) {
+    std::string name = e.path().filename().string();
+    if (!(name.starts_with("bad") || name.starts_with("good"))) continue;
+    if (e.is_directory() || e.path().extension() == ".py") cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("every fixture's findings match its expect marks") {
+  REQUIRE(fs::is_directory("fixtures/python"));
+  size_t cases = 0, failures = 0;
+  std::vector<fs::path> rule_dirs;
+  for (const auto& e : fs::directory_iterator("fixtures/python")) {
+    if (e.is_directory()) rule_dirs.push_back(e.path());
+  }
+  std::sort(rule_dirs.begin(), rule_dirs.end());
+  for (const auto& dir : rule_dirs) {
+    for (const auto& c : cases_in(dir)) {
+      ++cases;
+      std::string problems = check_case(c);
+      if (!problems.empty()) {
+        ++failures;
+        FAIL_CHECK(c.generic_string() << ":\n" << problems);
+      }
+    }
+  }
+  MESSAGE(cases << " fixture cases, " << failures << " failing");
+  CHECK(cases > 0);
+}
+
+TEST_CASE("the sample project's findings match its expect marks") {
+  std::string problems = check_case("fixtures/sample_project");
+  CHECK_MESSAGE(problems.empty(), "fixtures/sample_project:\n" << problems);
+}

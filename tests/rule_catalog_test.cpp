@@ -1,0 +1,106 @@
+// Every registered rule is complete: a doc in the expected shape, fixtures with flagged
+// and must-not-flag cases, and a place in the checklist; every checklist item names
+// rules that exist.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
+
+#include "cli/check_command.h"
+
+namespace fs = std::filesystem;
+using namespace torchlint;
+
+namespace {
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool contains_mark(const fs::path& p, const std::string& code) {
+  auto has = [&](const fs::path& f) {
+    std::string text = read_all(f);
+    for (size_t pos = text.find("expect:"); pos != std::string::npos; pos = text.find("expect:", pos + 1)) {
+      size_t eol = text.find('\n', pos);
+      if (text.substr(pos, eol - pos).find(code) != std::string::npos) return true;
+    }
+    return false;
+  };
+  if (fs::is_regular_file(p)) return has(p);
+  for (const auto& e : fs::recursive_directory_iterator(p)) {
+    if (e.is_regular_file() && e.path().extension() == ".py" && has(e.path())) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("every rule has a doc, fixtures and checklist items") {
+  const auto& rules = cli::registry().rules();
+  REQUIRE(rules.size() >= 10);
+  auto checklist = toml::parse_file("checklists/pytorch-best-practices.toml");
+  REQUIRE_MESSAGE(checklist, "checklists/pytorch-best-practices.toml does not parse");
+  std::set<std::string> items;
+  if (const auto* arr = checklist.table()["item"].as_array()) {
+    for (const auto& item : *arr) {
+      if (const auto* t = item.as_table()) items.insert((*t)["id"].value_or(std::string()));
+    }
+  }
+  std::set<std::string> codes;
+  for (const auto& rule : rules) {
+    codes.insert(rule.code);
+    CAPTURE(rule.code);
+    REQUIRE_FALSE(rule.doc.empty());
+    CHECK(rule.doc.starts_with("# " + rule.code + ": " + rule.name + "\n"));
+    CHECK_FALSE(rule.summary().empty());
+    if (rule.code != "TL000" && rule.code != "TL001") {
+      for (const char* section : {"## What it does", "## Why is this bad?", "## Example", "## Use instead"}) {
+        CHECK_MESSAGE(rule.doc.find(section) != std::string_view::npos, "missing section " << section);
+      }
+    }
+    CHECK_FALSE(rule.checklist_items.empty());
+    for (const auto& item : rule.checklist_items) CHECK_MESSAGE(items.contains(item), "unknown checklist item " << item);
+
+    fs::path dir = fs::path("fixtures/python") / (rule.code + "-" + rule.name);
+    REQUIRE_MESSAGE(fs::is_directory(dir), "no fixtures at " << dir);
+    bool bad = false, good = false;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string name = e.path().filename().string();
+      if (name.starts_with("bad") && contains_mark(e.path(), rule.code)) bad = true;
+      if (name.starts_with("good")) {
+        good = true;
+        CHECK_MESSAGE(!contains_mark(e.path(), rule.code), e.path() << " is a must-not-flag case but expects " << rule.code);
+      }
+    }
+    CHECK_MESSAGE(bad, rule.code << " has no flagged fixture (bad*)");
+    CHECK_MESSAGE(good, rule.code << " has no must-not-flag fixture (good*)");
+  }
+  // And the other direction: every item's rules exist.
+  if (const auto* arr = checklist.table()["item"].as_array()) {
+    for (const auto& item : *arr) {
+      const auto* t = item.as_table();
+      REQUIRE(t);
+      std::string id = (*t)["id"].value_or(std::string());
+      const auto* rule_list = (*t)["rules"].as_array();
+      bool manual = (*t)["manual"].value_or(false);
+      bool planned = (*t)["planned"].value_or(false);
+      CHECK_MESSAGE((manual || planned || (rule_list && !rule_list->empty())), "item " << id << " names no rule and is neither manual nor planned");
+      if (!rule_list) continue;
+      for (const auto& r : *rule_list) {
+        std::string code = r.value_or(std::string());
+        // Rules of later analysers (checkpoint, probe) are listed ahead of their code.
+        if (code.starts_with("TL8") || code.starts_with("TL9")) continue;
+        CHECK_MESSAGE(codes.contains(code),
+                      "item " << id << " names unknown rule " << code);
+      }
+    }
+  }
+}

@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "core/config.h"
+
+using namespace torchlint;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_dir(const char* name) {
+  fs::path dir = fs::temp_directory_path() / ("torchlint-config-" + std::string(name) + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+}  // namespace
+
+TEST_CASE("versions") {
+  CHECK(TorchVersion::parse("2.4") == TorchVersion{2, 4});
+  CHECK(TorchVersion::parse("2.4.1+cu121") == TorchVersion{2, 4});
+  CHECK(TorchVersion::parse("2") == TorchVersion{2, 0});
+  CHECK_FALSE(TorchVersion::parse("two"));
+  CHECK_FALSE(TorchVersion::parse("2.x"));
+  CHECK(TorchVersion{2, 6} > TorchVersion{2, 4});
+}
+
+TEST_CASE("pyproject [tool.torchlint] is found from a nested path and parsed") {
+  fs::path dir = temp_dir("pyproject");
+  write(dir / "pyproject.toml", R"([project]
+name = "x"
+[tool.torchlint]
+select = ["TL1", "TL304"]
+extend-select = ["TL001"]
+ignore = ["TL101"]
+exclude = ["legacy"]
+target-torch = "2.6"
+[tool.torchlint.per-file-ignores]
+"tests/*" = ["TL102"]
+)");
+  fs::create_directories(dir / "src" / "pkg");
+  auto found = find_config_file(dir / "src" / "pkg");
+  REQUIRE(found);
+  CHECK(fs::equivalent(*found, dir / "pyproject.toml"));
+  std::string error;
+  auto config = load_config(*found, error);
+  REQUIRE_MESSAGE(config, error);
+  CHECK(config->selection.select == std::vector<std::string>{"TL1", "TL304"});
+  CHECK(config->selection.extend_select == std::vector<std::string>{"TL001"});
+  CHECK(config->selection.ignore == std::vector<std::string>{"TL101"});
+  CHECK(config->exclude == std::vector<std::string>{"legacy"});
+  CHECK(config->target_torch == TorchVersion{2, 6});
+  REQUIRE(config->per_file_ignores.size() == 1);
+  CHECK(config->per_file_ignores[0].first == "tests/*");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("torchlint.toml wins; pyproject without the table is skipped") {
+  fs::path dir = temp_dir("own");
+  write(dir / "pyproject.toml", "[project]\nname = \"x\"\n");
+  CHECK_FALSE(find_config_file(dir));
+  write(dir / "torchlint.toml", "ignore = [\"TL201\"]\n");
+  auto found = find_config_file(dir);
+  REQUIRE(found);
+  CHECK(found->filename() == "torchlint.toml");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("configuration errors name the file and the key") {
+  fs::path dir = temp_dir("errors");
+  std::string error;
+  write(dir / "torchlint.toml", "selct = [\"TL1\"]\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  CHECK(error.find("selct") != std::string::npos);
+  write(dir / "torchlint.toml", "select = \"TL1\"\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  CHECK(error.find("array of strings") != std::string::npos);
+  write(dir / "torchlint.toml", "target-torch = \"latest\"\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  write(dir / "torchlint.toml", "select = [\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  CHECK(error.find("invalid TOML") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("target torch inferred from declared dependencies") {
+  fs::path dir = temp_dir("infer");
+  std::string source;
+  CHECK_FALSE(infer_target_torch(dir, source));
+  write(dir / "requirements.txt", "numpy\ntorchvision>=0.19\ntorch>=2.1,<3\n");
+  CHECK(infer_target_torch(dir, source) == TorchVersion{2, 1});
+  CHECK(source == "requirements.txt");
+  fs::remove(dir / "requirements.txt");
+  write(dir / "pyproject.toml", "[project]\ndependencies = [\"torch==2.6.0\"]\n");
+  CHECK(infer_target_torch(dir, source) == TorchVersion{2, 6});
+  fs::remove_all(dir);
+}
