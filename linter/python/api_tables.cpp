@@ -122,6 +122,16 @@ ValueKind classify_call(std::string_view q) {
     if (!starts_with_upper(last)) return ValueKind::kUnknown;
     if (last.starts_with("Parameter") || last == "Buffer") return ValueKind::kTensor;
     if (last.ends_with("Loss")) return ValueKind::kLoss;
+    // Parameter-free building blocks are modules but never "the model".
+    static const std::unordered_set<std::string_view> layers = {
+        "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
+        "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d",
+        "ConstantPad2d", "ReflectionPad2d", "CosineSimilarity", "PairwiseDistance",
+    };
+    if (layers.contains(last)) return ValueKind::kUnknown;
     return ValueKind::kModel;
   }
   if (q.starts_with("torchvision.models.")) {
