@@ -269,3 +269,35 @@ TEST_CASE("rules and rule docs") {
   CHECK(json.size() >= 10);
   CHECK(run("--version").out.starts_with("torchlint "));
 }
+
+TEST_CASE("--diff shows and --fix applies the safe fixes") {
+  TempDir d;
+  const std::string before =
+      "import torch as T\n"
+      "sd = T.load('x.pt',\n"
+      "            map_location='cpu',)\n"
+      "with T.cuda.amp.autocast(dtype=T.bfloat16):\n"
+      "    scaler = T.cuda.amp.GradScaler(init_scale=2.0)\n"
+      "old = T.cuda.amp.autocast(True)\n"
+      "mine = T.load('y.pt', pickle_module=my_pickle)\n";
+  d.write("f.py", before);
+  auto diff = run("check f.py --diff", d.path);
+  CHECK(diff.exit == 1);
+  CHECK(diff.out.find("+            map_location='cpu', weights_only=True,)") != std::string::npos);
+  CHECK(diff.out.find("+with T.amp.autocast(\"cuda\", dtype=T.bfloat16):") != std::string::npos);
+  CHECK(diff.out.find("+    scaler = T.amp.GradScaler(\"cuda\", init_scale=2.0)") != std::string::npos);
+  CHECK(diff.out.find("+old") == std::string::npos);   // positional `enabled`: no safe fix
+  CHECK(diff.out.find("+mine") == std::string::npos);  // custom pickle_module: no fix
+  std::ifstream unchanged(d.path / "f.py");
+  std::stringstream ss;
+  ss << unchanged.rdbuf();
+  CHECK(ss.str() == before);
+
+  auto fixed = run("check f.py --fix --output-format concise", d.path);
+  CHECK(fixed.exit == 1);  // what cannot be fixed is still reported
+  CHECK(fixed.err.find("Fixed 3 findings") != std::string::npos);
+  CHECK(fixed.out.find("f.py:6:7: TL204") != std::string::npos);
+  CHECK(fixed.out.find("f.py:7:8: TL304") != std::string::npos);
+  auto again = run("check f.py --select TL204,TL304 --diff", d.path);
+  CHECK(again.out.empty());
+}

@@ -5,9 +5,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "check_command.h"
+#include "core/fixes.h"
 #include "report/report.h"
 
 namespace {
@@ -74,6 +76,33 @@ int show_rule(const std::string& code) {
   return kExitClean;
 }
 
+// Applies (or prints as a diff) every fix; returns the number of fixes, or -1 on a write error.
+long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only) {
+  std::map<std::string, std::vector<const Diagnostic*>> by_file;
+  for (const auto& d : run.outcome.diagnostics) {
+    if (d.fix) by_file[d.path].push_back(&d);
+  }
+  long total = 0;
+  for (const auto& [path, diagnostics] : by_file) {
+    auto source = run.outcome.sources.find(path);
+    if (source == run.outcome.sources.end()) continue;
+    std::string_view before = source->second->text();
+    FixResult result = apply_fixes(before, diagnostics);
+    total += static_cast<long>(result.applied);
+    if (diff_only) {
+      std::cout << unified_diff(path, before, result.text);
+      continue;
+    }
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << result.text;
+    if (!out) {
+      std::cerr << "torchlint: error: cannot write " << path << '\n';
+      return -1;
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,7 +113,7 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Lint Python files and directories");
   std::vector<std::string> paths, select, extend_select, ignore;
   std::string output_format = "full", color = "auto", output_file, config_file, target_torch;
-  bool exit_zero = false, statistics = false;
+  bool exit_zero = false, statistics = false, fix = false, diff = false;
   unsigned jobs = 0;
   check->add_option("paths", paths, "Files or directories (default: .)");
   check->add_option("--select", select, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
@@ -100,6 +129,8 @@ int main(int argc, char** argv) {
   check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   check->add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings (errors still exit 2)");
   check->add_flag("--statistics", statistics, "Show counts per rule instead of the findings");
+  check->add_flag("--fix", fix, "Apply the safe fixes ([*]) to the files, then report what is left");
+  check->add_flag("--diff", diff, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
 
   auto* rules_cmd = app.add_subcommand("rules", "List every rule");
   std::string rules_format = "text";
@@ -151,6 +182,20 @@ int main(int argc, char** argv) {
   if (!run) {
     std::cerr << "torchlint: error: " << error << '\n';
     return kExitError;
+  }
+
+  if (fix || diff) {
+    auto fixed = apply_or_show_fixes(*run, diff);
+    if (fixed < 0) return kExitError;
+    if (diff) return fixed > 0 && !exit_zero ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
+    if (fixed > 0) {
+      std::cerr << "Fixed " << fixed << (fixed == 1 ? " finding" : " findings") << ".\n";
+      run = cli::run_check(request, error);  // report what is left, at its new positions
+      if (!run) {
+        std::cerr << "torchlint: error: " << error << '\n';
+        return kExitError;
+      }
+    }
   }
 
   std::ofstream file_out;
