@@ -111,9 +111,14 @@ FileResult Checker::run() {
   TSTreeCursor cursor = ts_tree_cursor_new(root);
   for (;;) {
     TSNode node = ts_tree_cursor_current_node(&cursor);
-    if (has_error && ts_node_is_null(first_error_) &&
-        (ts_node_symbol(node) == kErrorSymbol || ts_node_is_missing(node))) {
-      first_error_ = node;
+    if (has_error) {
+      if (ts_node_is_missing(node)) {
+        note_syntax_error(node, "missing `" + std::string(ts_node_type(node)) + "`");
+      } else if (ts_node_symbol(node) == kErrorSymbol) {
+        std::string_view text = model_.text(node);
+        size_t cut = std::min<size_t>(text.find('\n'), 20);
+        note_syntax_error(node, "unexpected `" + std::string(text.substr(0, cut)) + (cut < text.size() ? "...`" : "`"));
+      }
     }
     ancestors_.push_back(node);
     bool descend = enter(node);
@@ -132,6 +137,7 @@ FileResult Checker::run() {
     if (done) break;
   }
   ts_tree_cursor_delete(&cursor);
+  if (has_error && !first_error_) locate_hidden_error(root);
 
   for (auto& r : rules_) {
     current_rule_ = &r;
@@ -142,37 +148,83 @@ FileResult Checker::run() {
   top.facts.qualname = top.qualname;
   result_.facts.module = model_.module_name();
   result_.facts.functions.push_back(std::move(top.facts));
-  if (!ts_node_is_null(first_error_)) {
+  if (first_error_) {
     Diagnostic d;
     d.code = kParseErrorCode;
     d.name = "parse-error";
     d.severity = Severity::kError;
     d.path = file_.path();
-    d.start_byte = ts_node_start_byte(first_error_);
-    d.end_byte = ts_node_end_byte(first_error_);
-    if (ts_node_is_missing(first_error_)) {
-      d.message = "syntax error: missing `" + std::string(ts_node_type(first_error_)) + "`; findings for this file may be incomplete";
-    } else {
-      std::string_view text = model_.text(first_error_);
-      size_t cut = std::min<size_t>(text.find('\n'), 20);
-      d.message = "syntax error: unexpected `" + std::string(text.substr(0, cut)) +
-                  (cut < text.size() ? "..." : "") + "`; findings for this file may be incomplete";
-    }
+    d.start_byte = ts_node_start_byte(first_error_->first);
+    d.end_byte = ts_node_end_byte(first_error_->first);
+    d.message = "syntax error: " + first_error_->second + "; findings for this file may be incomplete";
     result_.diagnostics.push_back(std::move(d));
   }
   return std::move(result_);
 }
 
+// tree-sitter marks some errors only with an invisible MISSING token (a missing newline
+// between two statements on one line), which no cursor visits. Find the innermost node
+// holding the error and, inside it, the statement that starts on the previous one's line.
+void Checker::locate_hidden_error(TSNode root) {
+  TSNode n = root;
+  for (int depth = 0; depth < 100000; ++depth) {
+    TSNode next{};
+    uint32_t count = ts_node_child_count(n);
+    for (uint32_t i = 0; i < count && ts_node_is_null(next); ++i) {
+      TSNode c = ts_node_child(n, i);
+      if (ts_node_has_error(c)) next = c;
+    }
+    if (ts_node_is_null(next)) break;
+    n = next;
+  }
+  TSNode prev{};
+  uint32_t count = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode c = ts_node_named_child(n, i);
+    if (Syntax::get().kind(c) == Kind::kComment) continue;
+    if (!ts_node_is_null(prev) && ts_node_start_point(c).row == ts_node_end_point(prev).row) {
+      std::string_view between = file_.text().substr(ts_node_end_byte(prev), ts_node_start_byte(c) - ts_node_end_byte(prev));
+      if (between.find(';') == std::string_view::npos) {
+        note_syntax_error(c, "invalid syntax (missing newline, comma or operator before this)");
+        return;
+      }
+    }
+    prev = c;
+  }
+  note_syntax_error(n, "invalid syntax");
+}
+
+void Checker::note_syntax_error(TSNode node, std::string message) {
+  if (first_error_ && ts_node_start_byte(first_error_->first) <= ts_node_start_byte(node)) return;
+  first_error_ = {node, std::move(message)};
+}
+
 bool Checker::enter(TSNode node) {
   switch (Syntax::get().kind(node)) {
+    case Kind::kLegacyStatement:
+      note_syntax_error(node, "Python 2 `" + std::string(ts_node_type(node)).substr(0, 5) + "` statement");
+      statements_.push_back(node);
+      return true;
+    case Kind::kBlock:
+      if (ts_node_named_child_count(node) == 0) {
+        // `for x in y:` followed by a dedent (its only statement commented out): Python
+        // reports it at the statement that follows.
+        TSNode owner = parent_node();
+        TSNode next = ts_node_is_null(owner) ? TSNode{} : ts_node_next_named_sibling(owner);
+        while (!ts_node_is_null(next) && Syntax::get().kind(next) == Kind::kComment) next = ts_node_next_named_sibling(next);
+        note_syntax_error(ts_node_is_null(next) ? node : next, "expected an indented block");
+      }
+      return true;
+    // Import statements hold nothing rules look at; their subtree is walked only to find
+    // a syntax error inside.
     case Kind::kImportStatement:
       statements_.push_back(node);
       on_import(node);
-      return false;
+      return ts_node_has_error(node);
     case Kind::kImportFromStatement:
       statements_.push_back(node);
       on_import_from(node);
-      return false;
+      return ts_node_has_error(node);
     case Kind::kFutureImportStatement:
       statements_.push_back(node);
       return false;
@@ -238,6 +290,7 @@ void Checker::leave(TSNode node) {
     case Kind::kFutureImportStatement:
     case Kind::kReturnStatement:
     case Kind::kSimpleStatement:
+    case Kind::kLegacyStatement:
       statements_.pop_back();
       break;
     case Kind::kExpressionStatement: {

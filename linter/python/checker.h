@@ -59,7 +59,11 @@ class Checker final : public RuleContext {
   std::vector<size_t> with_pushes_;     // contexts pushed per with statement
   std::vector<bool> if_was_main_guard_;
   std::vector<bool> pushed_condition_;  // per if/elif/while node
-  TSNode first_error_{};
+  void note_syntax_error(TSNode node, std::string message);
+  void locate_hidden_error(TSNode root);
+  // The earliest syntax problem: tree-sitter's ERROR/MISSING nodes, and what its
+  // permissive grammar accepts but Python does not (empty blocks, Python 2 statements).
+  std::optional<std::pair<TSNode, std::string>> first_error_;
 };
 
 }  // namespace torchlint::python

@@ -61,7 +61,13 @@ class Rule {
 
 struct RuleEntry {
   RuleInfo info;
-  std::unique_ptr<Rule> (*make)();
+  std::unique_ptr<Rule> (*make)();  // null for rules the front-end or session reports itself
 };
+
+// The registry entry of rule class `R`.
+template <class R>
+RuleEntry rule_entry(RuleInfo info) {
+  return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); }};
+}
 
 }  // namespace torchlint::python

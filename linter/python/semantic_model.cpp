@@ -195,6 +195,13 @@ ValueInfo SemanticModel::infer_value(TSNode expr) const {
         if (const ClassInfo* cls = class_info(*q)) {
           return ValueInfo{cls->is_module ? ValueKind::kModel : ValueKind::kInstance, cls->qualname, false};
         }
+        // A class imported from elsewhere in the project (by naming convention): its
+        // methods become call edges for the project pass.
+        std::string_view top = std::string_view(*q).substr(0, q->find('.'));
+        std::string_view last = std::string_view(*q).substr(q->rfind('.') + 1);
+        if (!api::is_external_package(top) && !last.empty() && last[0] >= 'A' && last[0] <= 'Z') {
+          return ValueInfo{ValueKind::kInstance, *q, false};
+        }
         return {};
       }
       default:

@@ -1,5 +1,6 @@
 #include "syntax.h"
 
+#include <cctype>
 #include <string>
 #include <unordered_map>
 
@@ -74,8 +75,8 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
       {"nonlocal_statement", Kind::kSimpleStatement},
       {"break_statement", Kind::kSimpleStatement},
       {"continue_statement", Kind::kSimpleStatement},
-      {"print_statement", Kind::kSimpleStatement},
-      {"exec_statement", Kind::kSimpleStatement},
+      {"print_statement", Kind::kLegacyStatement},
+      {"exec_statement", Kind::kLegacyStatement},
       {"type_alias_statement", Kind::kSimpleStatement},
       {"ERROR", Kind::kError},
   };

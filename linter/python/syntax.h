@@ -68,6 +68,7 @@ enum class Kind : uint8_t {
   kSubscript,
   kReturnStatement,
   kSimpleStatement,  // statements without a body (pass, assert, raise, del, ...)
+  kLegacyStatement,  // Python 2 print/exec statements, which tree-sitter-python still accepts
   kError,
   kCount
 };

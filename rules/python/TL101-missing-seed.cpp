@@ -25,32 +25,32 @@ class MissingSeed final : public Rule {
     } else {
       return;  // a library module: its callers decide about seeding
     }
-    const std::vector<std::string> roots{model.function().qualname};
-    auto condition = [&](ProjectCondition::Kind kind, const char* fact) {
-      ProjectCondition c;
-      c.kind = kind;
-      c.roots = roots;
-      c.fact = fact;
-      if (kind == ProjectCondition::Kind::kReachableLacks) c.unknown_callee_hint = "seed";
-      return c;
+    // One finding per generator the entry script depends on and never seeds.
+    struct Generator {
+      const char* draws;  // null: torch, needed whenever the script trains
+      const char* seeds;
+      const char* message;
+    };
+    static constexpr Generator kGenerators[] = {
+        {nullptr, "seeds-torch",
+         "entry script trains (an optimizer step is reachable from here) but never seeds torch: runs cannot be "
+         "reproduced; call `torch.manual_seed(seed)` or a seeding helper at start-up"},
+        {"draws-numpy", "seeds-numpy",
+         "entry script draws from numpy's global RNG but never seeds it; call `np.random.seed(seed)` (or a helper "
+         "that seeds every generator) at start-up"},
+        {"draws-random", "seeds-random",
+         "entry script draws from Python's `random` module but never seeds it; call `random.seed(seed)` (or a "
+         "helper that seeds every generator) at start-up"},
     };
     using K = ProjectCondition::Kind;
-    ctx.report(anchor,
-               "entry script trains (an optimizer step is reachable from here) but never seeds torch: runs "
-               "cannot be reproduced; call `torch.manual_seed(seed)` or a seeding helper at start-up",
-               std::nullopt, {condition(K::kReachableHas, "trains"), condition(K::kReachableLacks, "seeds-torch")});
-    ctx.report(anchor,
-               "entry script draws from numpy's global RNG but never seeds it; call `np.random.seed(seed)` (or a "
-               "helper that seeds every generator) at start-up",
-               std::nullopt,
-               {condition(K::kReachableHas, "trains"), condition(K::kReachableHas, "draws-numpy"),
-                condition(K::kReachableLacks, "seeds-numpy")});
-    ctx.report(anchor,
-               "entry script draws from Python's `random` module but never seeds it; call `random.seed(seed)` (or a "
-               "helper that seeds every generator) at start-up",
-               std::nullopt,
-               {condition(K::kReachableHas, "trains"), condition(K::kReachableHas, "draws-random"),
-                condition(K::kReachableLacks, "seeds-random")});
+    const std::vector<std::string> roots{model.function().qualname};
+    for (const auto& g : kGenerators) {
+      std::vector<ProjectCondition> conditions{{K::kReachableHas, roots, "trains", ""}};
+      if (g.draws) conditions.push_back({K::kReachableHas, roots, g.draws, ""});
+      // A called helper torchlint cannot see into counts as seeding when its name says so.
+      conditions.push_back({K::kReachableLacks, roots, g.seeds, "seed"});
+      ctx.report(anchor, g.message, std::nullopt, std::move(conditions));
+    }
   }
 
  private:
@@ -61,13 +61,13 @@ class MissingSeed final : public Rule {
 }  // namespace python
 
 python::RuleEntry missing_seed_rule() {
-  RuleInfo info;
-  info.code = "TL101";
-  info.name = "missing-seed";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"A6"};
-  info.languages = {Language::kPython, Language::kCpp};
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::MissingSeed>(); }};
+  return python::rule_entry<python::MissingSeed>({
+      .code = "TL101",
+      .name = "missing-seed",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A6"},
+      .languages = {Language::kPython, Language::kCpp},
+  });
 }
 
 }  // namespace torchlint

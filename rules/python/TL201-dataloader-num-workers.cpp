@@ -18,14 +18,10 @@ bool is_tool_directive(std::string_view comment) {
 }
 
 // The user explained a deliberate `num_workers=0` (IterableDataset, debugging) in a
-// comment on the call's lines or on the line right above it.
+// comment on the call's own lines (a section comment above is not about the call).
 bool explained(const CallEvent& call, const SemanticModel& model) {
   std::string_view src = model.source();
   size_t begin = ts_node_start_byte(call.node) - ts_node_start_point(call.node).column;
-  if (begin > 0) {
-    size_t prev = src.rfind('\n', begin >= 2 ? begin - 2 : 0);
-    begin = prev == std::string_view::npos || begin < 2 ? 0 : prev + 1;
-  }
   size_t end = src.find('\n', ts_node_end_byte(call.node));
   if (end == std::string_view::npos) end = src.size();
   // Scan the lines for comments; '#' inside string literals is rare enough in a
@@ -75,13 +71,13 @@ class DataloaderNumWorkers final : public Rule {
 }  // namespace python
 
 python::RuleEntry dataloader_num_workers_rule() {
-  RuleInfo info;
-  info.code = "TL201";
-  info.name = "dataloader-num-workers";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"A2"};
-  info.languages = {Language::kPython, Language::kCpp};
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::DataloaderNumWorkers>(); }};
+  return python::rule_entry<python::DataloaderNumWorkers>({
+      .code = "TL201",
+      .name = "dataloader-num-workers",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A2"},
+      .languages = {Language::kPython, Language::kCpp},
+  });
 }
 
 }  // namespace torchlint

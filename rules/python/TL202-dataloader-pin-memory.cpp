@@ -29,13 +29,13 @@ class DataloaderPinMemory final : public Rule {
 }  // namespace python
 
 python::RuleEntry dataloader_pin_memory_rule() {
-  RuleInfo info;
-  info.code = "TL202";
-  info.name = "dataloader-pin-memory";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"A2"};
-  info.languages = {Language::kPython};
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::DataloaderPinMemory>(); }};
+  return python::rule_entry<python::DataloaderPinMemory>({
+      .code = "TL202",
+      .name = "dataloader-pin-memory",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A2"},
+      .languages = {Language::kPython},
+  });
 }
 
 }  // namespace torchlint

@@ -80,14 +80,14 @@ class DeprecatedAmpApi final : public Rule {
 }  // namespace python
 
 python::RuleEntry deprecated_amp_api_rule() {
-  RuleInfo info;
-  info.code = "TL204";
-  info.name = "deprecated-amp-api";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"A3"};
-  info.languages = {Language::kPython};
-  info.fixable = true;
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::DeprecatedAmpApi>(); }};
+  return python::rule_entry<python::DeprecatedAmpApi>({
+      .code = "TL204",
+      .name = "deprecated-amp-api",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A3"},
+      .languages = {Language::kPython},
+      .fixable = true,
+  });
 }
 
 }  // namespace torchlint

@@ -42,13 +42,13 @@ class DetectAnomalyEnabled final : public Rule {
 }  // namespace python
 
 python::RuleEntry detect_anomaly_enabled_rule() {
-  RuleInfo info;
-  info.code = "TL207";
-  info.name = "detect-anomaly-enabled";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"C5"};
-  info.languages = {Language::kPython, Language::kCpp};
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::DetectAnomalyEnabled>(); }};
+  return python::rule_entry<python::DetectAnomalyEnabled>({
+      .code = "TL207",
+      .name = "detect-anomaly-enabled",
+      .severity = Severity::kWarning,
+      .checklist_items = {"C5"},
+      .languages = {Language::kPython, Language::kCpp},
+  });
 }
 
 }  // namespace torchlint

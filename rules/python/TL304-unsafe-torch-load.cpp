@@ -52,14 +52,14 @@ class UnsafeTorchLoad final : public Rule {
 }  // namespace python
 
 python::RuleEntry unsafe_torch_load_rule() {
-  RuleInfo info;
-  info.code = "TL304";
-  info.name = "unsafe-torch-load";
-  info.severity = Severity::kError;
-  info.checklist_items = {"E1"};
-  info.languages = {Language::kPython};
-  info.fixable = true;
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::UnsafeTorchLoad>(); }};
+  return python::rule_entry<python::UnsafeTorchLoad>({
+      .code = "TL304",
+      .name = "unsafe-torch-load",
+      .severity = Severity::kError,
+      .checklist_items = {"E1"},
+      .languages = {Language::kPython},
+      .fixable = true,
+  });
 }
 
 }  // namespace torchlint

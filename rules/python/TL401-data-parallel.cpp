@@ -24,13 +24,13 @@ class DataParallel final : public Rule {
 }  // namespace python
 
 python::RuleEntry data_parallel_rule() {
-  RuleInfo info;
-  info.code = "TL401";
-  info.name = "data-parallel";
-  info.severity = Severity::kWarning;
-  info.checklist_items = {"A10", "D3"};
-  info.languages = {Language::kPython, Language::kCpp};
-  return {std::move(info), []() -> std::unique_ptr<python::Rule> { return std::make_unique<python::DataParallel>(); }};
+  return python::rule_entry<python::DataParallel>({
+      .code = "TL401",
+      .name = "data-parallel",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A10", "D3"},
+      .languages = {Language::kPython, Language::kCpp},
+  });
 }
 
 }  // namespace torchlint

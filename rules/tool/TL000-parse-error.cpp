@@ -5,13 +5,13 @@
 namespace torchlint {
 
 python::RuleEntry parse_error_rule() {
-  RuleInfo info;
-  info.code = "TL000";
-  info.name = "parse-error";
-  info.severity = Severity::kError;
-  info.checklist_items = {"TOOL"};
-  info.languages = {Language::kPython, Language::kCpp, Language::kCheckpoint};
-  return {std::move(info), nullptr};
+  return {RuleInfo{
+      .code = "TL000",
+      .name = "parse-error",
+      .severity = Severity::kError,
+      .checklist_items = {"TOOL"},
+      .languages = {Language::kPython, Language::kCpp, Language::kCheckpoint},
+  }, nullptr};
 }
 
 }  // namespace torchlint

@@ -5,14 +5,14 @@
 namespace torchlint {
 
 python::RuleEntry unused_suppression_rule() {
-  RuleInfo info;
-  info.code = "TL001";
-  info.name = "unused-suppression";
-  info.severity = Severity::kInfo;
-  info.default_enabled = false;
-  info.checklist_items = {"TOOL"};
-  info.languages = {Language::kPython, Language::kCpp};
-  return {std::move(info), nullptr};
+  return {RuleInfo{
+      .code = "TL001",
+      .name = "unused-suppression",
+      .severity = Severity::kInfo,
+      .default_enabled = false,
+      .checklist_items = {"TOOL"},
+      .languages = {Language::kPython, Language::kCpp},
+  }, nullptr};
 }
 
 }  // namespace torchlint
