@@ -27,6 +27,8 @@ struct ProjectCondition {
     kReachableHas,        // some function reachable from `roots` has `fact`
     kReachableLacks,      // no function reachable from `roots` has `fact`
     kNotAlwaysCalledIn,   // `roots[0]` has a call site outside context `fact`
+    kProjectHas,          // some function anywhere in the project has `fact`
+    kProjectLacks,        // no function in the project has `fact`
   };
   Kind kind = Kind::kReachableHas;
   std::vector<std::string> roots;  // function qualified names

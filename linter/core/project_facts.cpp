@@ -114,6 +114,12 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
       }
       return true;
     }
+    case ProjectCondition::Kind::kProjectHas:
+    case ProjectCondition::Kind::kProjectLacks: {
+      bool any = std::any_of(functions_.begin(), functions_.end(),
+                             [&](const Function& f) { return has_fact(*f.facts, c.fact); });
+      return c.kind == ProjectCondition::Kind::kProjectHas ? any : !any;
+    }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {
       if (c.roots.empty()) return true;
       auto ids = lookup(c.roots.front());

@@ -255,6 +255,8 @@ bool Checker::enter(TSNode node) {
       bool pushed = !ts_node_is_null(cond);
       if (pushed) model_.conditions_.push_back(cond);
       pushed_condition_.push_back(pushed);
+      loop.condition_base = model_.conditions_.size();
+      loop.depth = model_.loops_.size() - model_.function().loop_base;
       model_.loops_.push_back(std::move(loop));
       return true;
     }
@@ -507,10 +509,12 @@ void Checker::on_function_enter(TSNode node) {
   }
 }
 
-void Checker::add_fact(FunctionState& fn, const char* fact) {
+void Checker::add_fact(FunctionState& fn, std::string_view fact) {
   auto& facts = fn.facts.facts;
   if (std::find(facts.begin(), facts.end(), fact) == facts.end()) facts.emplace_back(fact);
 }
+
+void Checker::add_fact(std::string_view fact) { add_fact(model_.function(), fact); }
 
 void Checker::on_function_leave(TSNode) {
   FunctionState& fn = model_.function();
@@ -721,17 +725,40 @@ void Checker::on_call(TSNode node) {
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
     record_call_edge(receiver.type + "." + std::string(event.method));
   }
+  auto loop_event = [&](LoopEventKind kind, std::string_view who, std::string callee = {}) {
+    for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) {
+      LoopState& loop = model_.loops_[i];
+      LoopEvent e{kind, node, std::string(who), callee, model_.conditions_.size() > loop.condition_base,
+                  event.positional_count()};
+      loop.events.push_back(std::move(e));
+    }
+  };
+  if (model_.loops_.size() > fn.loop_base) {
+    if (event.method == "zero_grad") loop_event(LoopEventKind::kZeroGrad, receiver_text);
+    if (event.qualname && !api::is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
+      loop_event(LoopEventKind::kCall, {}, *event.qualname);
+    }
+    std::string target = model_.forward_pass_target(node, true);
+    if (!target.empty()) loop_event(LoopEventKind::kForward, target);
+  }
   if (event.method == "backward") {
+    loop_event(LoopEventKind::kBackward, receiver_text);
     fn.calls_backward = true;
     add_fact(fn, "backward");
     for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].calls_backward = true;
-  } else if (event.method == "step" && receiver.kind != ValueKind::kScheduler) {
+  } else if (event.method == "step" && (receiver.kind == ValueKind::kScheduler ||
+                                        lower(last_name(receiver_text)).find("sched") != std::string::npos)) {
+    loop_event(LoopEventKind::kSchedulerStep, receiver_text);
+  } else if (event.method == "step") {
     bool optimizer = receiver.kind == ValueKind::kOptimizer ||
                      (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
                      (receiver.kind == ValueKind::kUnknown && names_optimizer(receiver_text)) ||
                      (receiver.kind == ValueKind::kUnknown && lower(last_name(receiver_text)).find("scaler") != std::string::npos &&
                       event.positional_count() > 0);
     if (optimizer) {
+      bool via_scaler = receiver.kind == ValueKind::kGradScaler || lower(last_name(receiver_text)).find("scaler") != std::string::npos;
+      TSNode stepped = via_scaler ? event.positional(0) : TSNode{};
+      loop_event(LoopEventKind::kOptimizerStep, ts_node_is_null(stepped) ? receiver_text : model_.text(stepped));
       fn.steps_optimizer = true;
       if (!fn.first_training_byte) fn.first_training_byte = ts_node_start_byte(node);
       add_fact(fn, "trains");

@@ -24,6 +24,7 @@ class Checker final : public RuleContext {
   const AnalysisOptions& options() const override { return options_; }
   void report(TSNode node, std::string message, std::optional<Fix> fix,
               std::vector<ProjectCondition> conditions) override;
+  void add_fact(std::string_view fact) override;
 
  private:
   bool enter(TSNode node);
@@ -41,7 +42,7 @@ class Checker final : public RuleContext {
   void on_comment(TSNode node);
   void on_decorator(TSNode node);
   void bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind);
-  void add_fact(FunctionState& fn, const char* fact);
+  void add_fact(FunctionState& fn, std::string_view fact);
   void record_call_edge(const std::string& callee);
 
   // Parent of the node being entered (ts_node_parent re-walks from the root).

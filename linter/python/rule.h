@@ -46,6 +46,9 @@ class RuleContext {
   virtual const AnalysisOptions& options() const = 0;
   virtual void report(TSNode node, std::string message, std::optional<Fix> fix = std::nullopt,
                       std::vector<ProjectCondition> conditions = {}) = 0;
+  // Records a fact about the function being traversed (module-level code included) for
+  // the project pass: "checks-device", "saves-checkpoint", ...
+  virtual void add_fact(std::string_view fact) = 0;
   std::string_view text(TSNode node) const { return model().text(node); }
 };
 

@@ -1,6 +1,7 @@
 #include "semantic_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_set>
 
 namespace torchlint::python {
@@ -231,6 +232,55 @@ bool SemanticModel::in_no_grad() const {
 std::vector<TSNode> SemanticModel::enclosing_conditions() const {
   return std::vector<TSNode>(conditions_.begin() + static_cast<std::ptrdiff_t>(function().condition_base),
                              conditions_.end());
+}
+
+namespace {
+
+std::string lower_copy(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// Names that hold a model in practice when nothing better is known (function parameters).
+bool names_model(std::string_view name) {
+  std::string n = lower_copy(name);
+  static const std::unordered_set<std::string_view> exact = {
+      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
+      "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student",
+  };
+  return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net");
+}
+
+}  // namespace
+
+std::string SemanticModel::forward_pass_target(TSNode call, bool by_name) const {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  TSNode callee = field(call, f.function);
+  if (ts_node_is_null(callee)) return {};
+  Kind k = syn.kind(callee);
+  if (k == Kind::kAttribute) {
+    // Only `self.model(x)`: other attribute calls are methods, not forward passes.
+    TSNode object = field(callee, f.object);
+    if (syn.kind(object) != Kind::kIdentifier || text(object) != "self") return {};
+  } else if (k != Kind::kIdentifier) {
+    return {};
+  }
+  std::string_view name = text(callee);
+  if (is_in_eval_mode(name)) return std::string(name);
+  ValueInfo value = infer_value(callee);
+  if (value.kind == ValueKind::kModel) return std::string(name);
+  if (!by_name) return {};
+  // Calling an instance of a project class is its __call__: in training code, a Module.
+  if (value.kind == ValueKind::kInstance) return std::string(name);
+  if (value.kind != ValueKind::kUnknown) return {};
+  if (k == Kind::kIdentifier) {
+    const Binding* b = lookup(name);
+    bool plain = b && (b->kind == BindingKind::kParameter || b->kind == BindingKind::kAssign);
+    return plain && names_model(name) ? std::string(name) : std::string();
+  }
+  return names_model(text(field(callee, f.attribute))) ? std::string(name) : std::string();
 }
 
 bool SemanticModel::is_in_eval_mode(std::string_view receiver) const {

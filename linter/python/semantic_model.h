@@ -73,6 +73,25 @@ struct FunctionState {
   size_t condition_base = 0;
 };
 
+// What happens in one iteration of a loop, in source order: the training-loop model.
+enum class LoopEventKind : uint8_t {
+  kZeroGrad,       // opt.zero_grad(), model.zero_grad()
+  kForward,        // model(x)
+  kBackward,       // loss.backward(), scaler.scale(loss).backward()
+  kOptimizerStep,  // opt.step(), scaler.step(opt)
+  kSchedulerStep,  // sched.step()
+  kCall,           // a call into the project (a helper that may do any of the above)
+};
+
+struct LoopEvent {
+  LoopEventKind kind;
+  TSNode node{};
+  std::string receiver;  // "opt", "self.optimizer", the model, the loss expression
+  std::string callee;    // kCall: the qualified name
+  bool conditional = false;  // under an `if` inside the loop body (gradient accumulation)
+  size_t arguments = 0;      // positional arguments (ReduceLROnPlateau.step(metric))
+};
+
 struct LoopState {
   TSNode node{};
   TSNode iter{};          // for-loops: the iterable expression
@@ -80,6 +99,11 @@ struct LoopState {
   bool calls_backward = false;
   bool steps_optimizer = false;
   std::vector<std::string> callees;  // qualified names called in the body
+  std::vector<LoopEvent> events;     // in source order, nested loops included
+  size_t condition_base = 0;         // conditions inside the body start here
+  size_t depth = 0;                  // 0 for the outermost loop of its function
+  // The loop trains: both a backward pass and an optimizer step in its body.
+  bool trains() const { return calls_backward && steps_optimizer; }
 };
 
 enum class GradContext : uint8_t { kNoGrad, kEnableGrad, kAutocast, kDetectAnomaly, kOther };
@@ -122,6 +146,11 @@ class SemanticModel {
   bool has_main_guard() const { return main_guard_node_.id != nullptr; }
   TSNode main_guard_node() const { return main_guard_node_; }
   bool uses_cuda() const { return uses_cuda_; }
+
+  // The model a call runs forward (`model(x)`, `self.net(x)`), as written; empty when the
+  // callee is not known to be a model. With `by_name`, parameters and attributes named
+  // like models (model, net, encoder, ...) count too.
+  std::string forward_pass_target(TSNode call, bool by_name) const;
 
   // Whether `receiver` ("model", "self.net") is in eval mode at this point of the function.
   bool is_in_eval_mode(std::string_view receiver) const;

@@ -36,16 +36,6 @@ bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
   return false;
 }
 
-// Names that hold a model in practice when nothing better is known (function parameters).
-bool names_model(std::string_view name) {
-  std::string n = lower(name);
-  static const std::unordered_set<std::string_view> exact = {
-      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
-      "netg", "netd", "backbone", "policy", "module", "ema_model", "teacher", "student",
-  };
-  return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net");
-}
-
 struct Candidate {
   TSNode call{};
   std::string model;
@@ -58,32 +48,14 @@ class EvalWithoutNoGrad final : public Rule {
     if (model.in_no_grad()) return;
     // pytest tests exercise models on purpose; helpers in the same file are still code.
     if (model.is_pytest_file() && model.function().name.starts_with("test")) return;
-    const Syntax& syn = Syntax::get();
-    Kind k = syn.kind(call.callee);
-    if (k != Kind::kIdentifier && k != Kind::kAttribute) return;
-    if (k == Kind::kAttribute) {
-      // Only `self.model(x)`: other attribute calls are methods, not forward passes.
-      TSNode object = field(call.callee, syn.fields().object);
-      if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") return;
-    }
-    std::string_view callee = model.text(call.callee);
     const FunctionState& fn = model.function();
-    bool eval_mode = model.is_in_eval_mode(callee);
     bool role = !fn.is_module_level && has_evaluation_role(fn.name, model.is_pytest_file());
-    if (!eval_mode && !role) return;
-    ValueInfo value = model.infer_value(call.callee);
-    bool is_model = value.kind == ValueKind::kModel || eval_mode;
-    if (!is_model && value.kind == ValueKind::kUnknown && k == Kind::kIdentifier) {
-      const Binding* b = model.lookup(callee);
-      is_model = b && b->kind == BindingKind::kParameter && names_model(callee);
-    }
-    if (!is_model && value.kind == ValueKind::kUnknown && k == Kind::kAttribute) {
-      is_model = names_model(model.text(field(call.callee, syn.fields().attribute)));
-    }
-    if (!is_model) return;
+    if (!role && !model.is_in_eval_mode(model.text(call.callee))) return;
+    std::string callee = model.forward_pass_target(call.node, /*by_name=*/true);
+    if (callee.empty()) return;
     auto& list = pending_[fn.qualname];
     if (std::none_of(list.begin(), list.end(), [&](const Candidate& c) { return c.model == callee; })) {
-      list.push_back({call.node, std::string(callee)});
+      list.push_back({call.node, callee});
     }
   }
 

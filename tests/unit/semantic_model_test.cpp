@@ -260,3 +260,60 @@ TEST_CASE("deep nesting and syntax errors do not stop the traversal") {
   for (const auto& d : broken.result.diagnostics) parse_error |= d.code == "TL000";
   CHECK(parse_error);
 }
+
+namespace {
+struct LoopProbe final : Rule {
+  std::vector<std::string>* out;
+  explicit LoopProbe(std::vector<std::string>* o) : out(o) {}
+  void on_loop_end(const LoopState& loop, RuleContext&) override {
+    std::string line = std::to_string(loop.depth) + (loop.trains() ? " trains:" : ":");
+    for (const auto& e : loop.events) {
+      static const char* names[] = {"zero_grad", "forward", "backward", "step", "sched", "call"};
+      line += std::string(" ") + names[static_cast<int>(e.kind)] + "(" + (e.callee.empty() ? e.receiver : e.callee) + ")" +
+              (e.conditional ? "?" : "");
+    }
+    out->push_back(line);
+  }
+};
+}  // namespace
+
+TEST_CASE("training-loop model: events of one iteration in order") {
+  std::vector<std::string> loops;
+  SourceFile file("train.py", R"(
+import torch
+from engine import log_metrics
+class Net(torch.nn.Module):
+    pass
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = torch.optim.lr_scheduler.StepLR(opt, 10)
+scaler = torch.cuda.amp.GradScaler()
+for epoch in range(10):
+    for i, (x, y) in enumerate(loader):
+        out = model(x)
+        scaler.scale(loss_fn(out, y)).backward()
+        if (i + 1) % 4 == 0:
+            scaler.step(opt)
+            opt.zero_grad()
+        log_metrics(i)
+    sched.step()
+)");
+  TSTree* tree = parse_python(file.text());
+  AnalysisOptions options;
+  options.module = "train";
+  RuleInfo info;
+  info.code = "TL999";
+  info.name = "probe";
+  std::vector<Checker::ActiveRule> rules;
+  rules.push_back({&info, std::make_unique<LoopProbe>(&loops)});
+  Checker checker(file, tree, options, std::move(rules));
+  checker.run();
+  ts_tree_delete(tree);
+  REQUIRE(loops.size() == 2);
+  CHECK(loops[0] ==
+        "1 trains: forward(model) backward(scaler.scale(loss_fn(out, y))) call(train.loss_fn) step(opt)? zero_grad(opt)? "
+        "call(engine.log_metrics)");
+  CHECK(loops[1] ==
+        "0 trains: forward(model) backward(scaler.scale(loss_fn(out, y))) call(train.loss_fn) step(opt)? "
+        "zero_grad(opt)? call(engine.log_metrics) sched(sched)");
+}
