@@ -298,15 +298,28 @@ void Checker::leave(TSNode node) {
     case Kind::kExpressionStatement: {
       TSNode inner = ts_node_named_child(node, 0);
       if (!ts_node_is_null(inner) && syn.kind(inner) == Kind::kAssignment) on_assignment(inner);
+      if (!ts_node_is_null(inner) && syn.kind(inner) == Kind::kAugmentedAssignment) {
+        const Fields& f = syn.fields();
+        TSNode op = field(inner, f.operators);
+        if (ts_node_is_null(op)) op = ts_node_child(inner, 1);
+        dispatch_assign({inner, field(inner, f.left), field(inner, f.right), model_.text(op)});
+      }
       statements_.pop_back();
       break;
     }
     case Kind::kFunctionDefinition:
       on_function_leave(node);
       break;
-    case Kind::kClassDefinition:
+    case Kind::kClassDefinition: {
+      const ClassInfo& cls = *model_.classes_[static_cast<size_t>(model_.scopes_[model_.scope_stack_.back()].class_index)];
+      for (auto& r : rules_) {
+        current_rule_ = &r;
+        r.rule->on_class_end(cls, node, *this);
+      }
+      current_rule_ = nullptr;
       model_.scope_stack_.pop_back();
       break;
+    }
     case Kind::kWithStatement: {
       size_t n = with_pushes_.back();
       with_pushes_.pop_back();
@@ -847,8 +860,18 @@ void Checker::on_assignment(TSNode node) {
     }
   }
   for (TSNode t : targets) {
-    if (!ts_node_is_null(t)) bind_target(t, value, alias_of, BindingKind::kAssign);
+    if (ts_node_is_null(t)) continue;
+    dispatch_assign({node, t, right, "="});
+    bind_target(t, value, alias_of, BindingKind::kAssign);
   }
+}
+
+void Checker::dispatch_assign(const AssignEvent& event) {
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_assign(event, *this);
+  }
+  current_rule_ = nullptr;
 }
 
 void Checker::on_comment(TSNode node) {

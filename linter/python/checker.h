@@ -39,6 +39,7 @@ class Checker final : public RuleContext {
   void on_if_enter(TSNode node);
   void on_call(TSNode node);
   void on_assignment(TSNode node);
+  void dispatch_assign(const AssignEvent& event);
   void on_comment(TSNode node);
   void on_decorator(TSNode node);
   void bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind);

@@ -39,6 +39,15 @@ struct DecoratorEvent {
   std::optional<std::string> qualname;
 };
 
+// An assignment statement, after its right-hand side was traversed: `x = v`,
+// `self.layers = [...]`, `total += loss`, `a = b = v` (one event per target).
+struct AssignEvent {
+  TSNode node{};    // the assignment
+  TSNode target{};
+  TSNode value{};   // null for annotations without a value
+  std::string_view op;  // "=" or the augmented operator ("+=")
+};
+
 class RuleContext {
  public:
   virtual ~RuleContext() = default;
@@ -57,6 +66,8 @@ class Rule {
   virtual ~Rule() = default;
   virtual void on_call(const CallEvent&, RuleContext&) {}
   virtual void on_decorator(const DecoratorEvent&, RuleContext&) {}
+  virtual void on_assign(const AssignEvent&, RuleContext&) {}
+  virtual void on_class_end(const ClassInfo&, TSNode /*class_definition*/, RuleContext&) {}
   virtual void on_function_end(const FunctionState&, RuleContext&) {}
   virtual void on_loop_end(const LoopState&, RuleContext&) {}
   virtual void on_module_end(RuleContext&) {}

@@ -46,7 +46,7 @@ python::RuleEntry detect_anomaly_enabled_rule() {
       .code = "TL207",
       .name = "detect-anomaly-enabled",
       .severity = Severity::kWarning,
-      .checklist_items = {"C5"},
+      .checklist_items = {"C4"},
       .languages = {Language::kPython, Language::kCpp},
   });
 }
