@@ -34,3 +34,21 @@ endif()
 if(NOT "${old}" STREQUAL "${content}")
   file(WRITE ${OUTPUT} "${content}")
 endif()
+
+# The checklist, embedded the same way (CHECKLIST and CHECKLIST_OUTPUT given).
+if(DEFINED CHECKLIST)
+  file(READ ${CHECKLIST} checklist_text)
+  set(checklist_content "// Generated from checklists/pytorch-best-practices.toml. Do not edit.
+#include <string_view>
+
+namespace torchlint {
+std::string_view builtin_checklist_toml() { return R\"tldoc(${checklist_text})tldoc\"; }
+}  // namespace torchlint
+")
+  if(EXISTS ${CHECKLIST_OUTPUT})
+    file(READ ${CHECKLIST_OUTPUT} old_checklist)
+  endif()
+  if(NOT "${old_checklist}" STREQUAL "${checklist_content}")
+    file(WRITE ${CHECKLIST_OUTPUT} "${checklist_content}")
+  endif()
+endif()

@@ -1,5 +1,7 @@
 #include "all_rules.h"
 
+#include <stdexcept>
+
 #include "rule_docs.h"
 
 namespace torchlint {
@@ -20,6 +22,18 @@ const std::vector<python::RuleEntry>& python_rules() {
     return all;
   }();
   return rules;
+}
+
+std::string_view builtin_checklist_toml();  // generated: checklist_data.cpp
+
+const Checklist& builtin_checklist() {
+  static const Checklist checklist = [] {
+    std::string error;
+    auto parsed = parse_checklist(builtin_checklist_toml(), error);
+    if (!parsed) throw std::logic_error("embedded checklist is invalid: " + error);
+    return *parsed;
+  }();
+  return checklist;
 }
 
 void register_all_rules(RuleRegistry& registry) {

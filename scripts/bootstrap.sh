@@ -8,7 +8,8 @@ PACKAGES=(
   nodejs npm python3
   libtree-sitter-dev libtomlplusplus-dev libcli11-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev
-  python3-torch
+  # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
+  python3-torch pre-commit
 )
 
 missing=()

@@ -2,7 +2,9 @@
 // fixture files: every finding must be marked and every mark must be found.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -48,6 +50,15 @@ std::set<Key> expectations(const fs::path& root) {
   return out;
 }
 
+// Per-rule tallies over every case, for the precision/recall table.
+struct Tally {
+  size_t true_positives = 0, false_positives = 0, false_negatives = 0;
+};
+std::map<std::string, Tally>& tallies() {
+  static std::map<std::string, Tally> t;
+  return t;
+}
+
 // Lints one fixture case (a file, or a directory as one project) with every rule.
 std::string check_case(const fs::path& path) {
   cli::CheckRequest request;
@@ -63,13 +74,16 @@ std::string check_case(const fs::path& path) {
   for (const auto& d : run->outcome.diagnostics) {
     Key key{fs::path(d.path).lexically_normal().generic_string(), d.start.line, d.code};
     found.insert(key);
+    if (expected.contains(key)) ++tallies()[d.code].true_positives;
     if (!expected.contains(key)) {
+      ++tallies()[d.code].false_positives;
       report << "  Noisy:   " << d.path << ":" << d.start.line << ":" << d.start.column << " " << d.code << " "
              << d.message << "\n";
     }
   }
   for (const auto& key : expected) {
     if (!found.contains(key)) {
+      ++tallies()[std::get<2>(key)].false_negatives;
       report << "  Missing: " << std::get<0>(key) << ":" << std::get<1>(key) << " " << std::get<2>(key) << "\n";
     }
   }
@@ -115,4 +129,29 @@ TEST_CASE("every fixture's findings match its expect marks") {
 TEST_CASE("the sample project's findings match its expect marks") {
   std::string problems = check_case("fixtures/sample_project");
   CHECK_MESSAGE(problems.empty(), "fixtures/sample_project:\n" << problems);
+}
+
+TEST_CASE("realistic training projects: findings match their expect marks") {
+  // fixtures/projects/<name>/ are complete projects written the way people write them;
+  // their marks are the ground truth for precision and recall.
+  if (!fs::is_directory("fixtures/projects")) return;
+  std::vector<fs::path> projects;
+  for (const auto& e : fs::directory_iterator("fixtures/projects")) {
+    if (e.is_directory()) projects.push_back(e.path());
+  }
+  std::sort(projects.begin(), projects.end());
+  for (const auto& p : projects) {
+    std::string problems = check_case(p);
+    CHECK_MESSAGE(problems.empty(), p.generic_string() << ":\n" << problems);
+  }
+}
+
+TEST_CASE("precision and recall per rule (report)") {
+  // Runs last (doctest orders by file then line): prints the table for the issue notes.
+  std::printf("\n%-7s %6s %6s %6s %9s %7s\n", "rule", "TP", "FP", "FN", "precision", "recall");
+  for (const auto& [code, t] : tallies()) {
+    double p = t.true_positives + t.false_positives ? double(t.true_positives) / double(t.true_positives + t.false_positives) : 1.0;
+    double r = t.true_positives + t.false_negatives ? double(t.true_positives) / double(t.true_positives + t.false_negatives) : 1.0;
+    std::printf("%-7s %6zu %6zu %6zu %9.2f %7.2f\n", code.c_str(), t.true_positives, t.false_positives, t.false_negatives, p, r);
+  }
 }

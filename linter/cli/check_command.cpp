@@ -90,6 +90,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   std::vector<std::string> paths = request.paths;
   if (paths.empty()) paths.push_back(".");
   auto files = discover_files(paths, discovery, errors);
+  run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());
   return run;

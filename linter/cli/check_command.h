@@ -26,6 +26,7 @@ struct CheckRun {
   TorchVersion target_torch = kDefaultTargetTorch;
   std::string target_torch_source;  // where the version came from
   std::filesystem::path project_root;
+  RuleSet enabled;  // the rules selected for the run
 };
 
 // The registry of every rule in this build (built once).

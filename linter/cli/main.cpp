@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "all_rules.h"
 #include "check_command.h"
 #include "core/fixes.h"
 #include "report/report.h"
@@ -208,7 +210,19 @@ int main(int argc, char** argv) {
     }
     out = &file_out;
   }
+  int exit_code = kExitClean;
+  if (!run->outcome.errors.empty()) {
+    exit_code = kExitError;
+  } else if (!run->outcome.diagnostics.empty() && !exit_zero) {
+    exit_code = kExitFindings;
+  }
   report::ReportContext ctx{run->outcome, cli::registry(), output_file.empty() && !format->machine_readable && use_color(color)};
+  ctx.enabled = &run->enabled;
+  ctx.checklist = &builtin_checklist();
+  std::error_code cwd_error;
+  ctx.source_root = std::filesystem::current_path(cwd_error).generic_string();
+  if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
+  ctx.exit_code = exit_code;
   if (statistics) {
     report::write_statistics(*out, ctx);
   } else {
@@ -222,7 +236,5 @@ int main(int argc, char** argv) {
               << " in " << run->outcome.files_linted << (run->outcome.files_linted == 1 ? " file" : " files") << ".\n";
   }
   out->flush();
-  if (!run->outcome.errors.empty()) return kExitError;
-  if (!run->outcome.diagnostics.empty() && !exit_zero) return kExitFindings;
-  return kExitClean;
+  return exit_code;
 }

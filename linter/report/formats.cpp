@@ -7,6 +7,10 @@ const std::vector<Format>& formats() {
       {"full", write_full, false},
       {"concise", write_concise, false},
       {"json", write_json, true},
+      {"jsonl", write_json_lines, true},
+      {"json-lines", write_json_lines, true},
+      {"sarif", write_sarif, true},
+      {"github", write_github, true},
   };
   return all;
 }

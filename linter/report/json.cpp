@@ -1,13 +1,11 @@
 // A JSON array with one object per finding (Ruff's field names where they exist).
 #include <nlohmann/json.hpp>
 
-#include "report.h"
+#include "json_finding.h"
 
 namespace torchlint::report {
 
-void write_json(std::ostream& out, const ReportContext& ctx) {
-  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
-  for (const auto& d : ctx.outcome.diagnostics) {
+nlohmann::ordered_json finding_json(const Diagnostic& d, const ReportContext& ctx) {
     nlohmann::ordered_json f;
     f["code"] = d.code;
     f["name"] = d.name;
@@ -33,10 +31,25 @@ void write_json(std::ostream& out, const ReportContext& ctx) {
     } else {
       f["fix"] = nullptr;
     }
-    findings.push_back(std::move(f));
-  }
+    return f;
+}
+
+void write_json(std::ostream& out, const ReportContext& ctx) {
+  nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+  for (const auto& d : ctx.outcome.diagnostics) findings.push_back(finding_json(d, ctx));
   // Invalid UTF-8 in messages (quoted source) must not abort the report.
   out << findings.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace torchlint::report
+
+namespace torchlint::report {
+
+// One finding per line, for batch engines (Spark, BigQuery, jq -c).
+void write_json_lines(std::ostream& out, const ReportContext& ctx) {
+  for (const auto& d : ctx.outcome.diagnostics) {
+    out << finding_json(d, ctx).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
 }
 
 }  // namespace torchlint::report

@@ -6,8 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/checklist.h"
 #include "core/lint_session.h"
 #include "core/registry.h"
+#include "core/rule_selection.h"
 
 namespace torchlint::report {
 
@@ -16,6 +18,13 @@ struct ReportContext {
   const RuleRegistry& registry;
   bool color = false;
   bool show_fixes = true;
+  // For the formats that describe the run (SARIF): the selected rules, the checklist,
+  // the directory relative paths start from, and the exit code the run will have.
+  const RuleSet* enabled = nullptr;
+  const Checklist* checklist = nullptr;
+  std::string source_root;  // absolute, '/'-terminated
+  int exit_code = 0;
+  std::string automation_id = "torchlint/python/";
 };
 
 using Writer = void (*)(std::ostream&, const ReportContext&);
@@ -33,6 +42,9 @@ const Format* find_format(std::string_view name);
 void write_full(std::ostream& out, const ReportContext& ctx);
 void write_concise(std::ostream& out, const ReportContext& ctx);
 void write_json(std::ostream& out, const ReportContext& ctx);
+void write_json_lines(std::ostream& out, const ReportContext& ctx);
+void write_sarif(std::ostream& out, const ReportContext& ctx);
+void write_github(std::ostream& out, const ReportContext& ctx);
 // Counts per rule, most frequent first (like `ruff --statistics`).
 void write_statistics(std::ostream& out, const ReportContext& ctx);
 

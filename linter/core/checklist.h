@@ -1,0 +1,29 @@
+#pragma once
+// The best-practice checklist (checklists/pytorch-best-practices.toml): items and the rules
+// that verify them. Outputs use it for SARIF taxonomies and audit scorecards.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace torchlint {
+
+struct ChecklistItem {
+  std::string id;     // "A5"
+  std::string title;
+  std::string part;   // "A"
+  std::string phase;  // development, training, evaluation, production
+  std::vector<std::string> rules;
+  bool manual = false;
+  std::string evidence;
+};
+
+struct Checklist {
+  std::vector<ChecklistItem> items;
+  const ChecklistItem* find(std::string_view id) const;
+};
+
+// Parses the TOML form; nullopt with `error` set on malformed input.
+std::optional<Checklist> parse_checklist(std::string_view toml_text, std::string& error);
+
+}  // namespace torchlint

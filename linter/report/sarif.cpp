@@ -1,0 +1,238 @@
+// SARIF 2.1.0 as GitHub code scanning reads it: every selected rule with its doc as help,
+// checklist items as a taxonomy, relative URIs under %SRCROOT%, GitHub's line hashes,
+// fixes, and the run's success and file errors as invocation data.
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "line_hash.h"
+#include "report.h"
+
+namespace torchlint::report {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kInformationUri = "https://torchlint.dev/";
+constexpr const char* kTaxonomy = "torchlint-checklist";
+constexpr size_t kMaxResults = 25000;  // GitHub rejects runs above this
+constexpr size_t kMaxTags = 10;        // GitHub keeps ten
+
+const char* level(Severity s) {
+  switch (s) {
+    case Severity::kError: return "error";
+    case Severity::kWarning: return "warning";
+    case Severity::kInfo: return "note";
+  }
+  return "warning";
+}
+
+// Scores for the rules that are about code execution from untrusted files (GitHub's
+// security-severity: 7.0-8.9 high, 9.0+ critical).
+const char* security_severity(std::string_view code) {
+  if (code == "TL304") return "8.1";
+  if (code == "TL810") return "9.3";
+  if (code == "TL811") return "5.3";
+  if (code == "TL812") return "7.5";
+  return nullptr;
+}
+
+// Cuts at a UTF-8 boundary.
+std::string truncate(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  size_t cut = max - 3;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "...";
+}
+
+// The doc without its title line: the help text.
+std::string_view doc_body(std::string_view doc) {
+  if (doc.starts_with("# ")) {
+    size_t eol = doc.find('\n');
+    doc = eol == std::string_view::npos ? std::string_view() : doc.substr(eol + 1);
+  }
+  while (!doc.empty() && (doc.front() == '\n' || doc.front() == '\r')) doc.remove_prefix(1);
+  return doc;
+}
+
+std::string percent_encode_path(std::string_view path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+json artifact_location(const std::string& path, const std::string& root) {
+  if (!path.empty() && path.front() == '/') {
+    if (!root.empty() && path.starts_with(root)) {
+      return {{"uri", percent_encode_path(path.substr(root.size()))}, {"uriBaseId", "%SRCROOT%"}};
+    }
+    return {{"uri", "file://" + percent_encode_path(path)}};
+  }
+  return {{"uri", percent_encode_path(path)}, {"uriBaseId", "%SRCROOT%"}};
+}
+
+json rule_descriptor(const RuleInfo& rule, const ReportContext& ctx) {
+  std::string summary = rule.summary();
+  std::string body(doc_body(rule.doc));
+  json r;
+  r["id"] = rule.code;
+  r["name"] = rule.name;
+  r["shortDescription"] = {{"text", truncate(summary.empty() ? rule.name : summary, 1024)}};
+  r["fullDescription"] = {{"text", truncate(body.empty() ? summary : body, 1024)}};
+  r["help"] = {{"text", body.empty() ? summary : body}, {"markdown", body.empty() ? summary : body}};
+  r["helpUri"] = std::string(kInformationUri) + "rules/" + rule.name;
+  r["defaultConfiguration"] = {{"level", level(rule.severity)}};
+  json tags = json::array({"torchlint"});
+  const char* sec = security_severity(rule.code);
+  if (sec) tags.push_back("security");
+  for (const auto& item : rule.checklist_items) {
+    if (tags.size() < kMaxTags) tags.push_back("checklist-" + item);
+  }
+  json props;
+  props["tags"] = tags;
+  props["precision"] = rule.default_enabled ? "high" : "medium";
+  if (sec) {
+    props["security-severity"] = sec;
+  } else {
+    props["problem.severity"] = rule.severity == Severity::kError ? "error"
+                                : rule.severity == Severity::kWarning ? "warning" : "recommendation";
+  }
+  r["properties"] = props;
+  if (ctx.checklist) {
+    json relationships = json::array();
+    for (const auto& item : rule.checklist_items) {
+      if (!ctx.checklist->find(item)) continue;
+      relationships.push_back({{"target", {{"id", item}, {"toolComponent", {{"name", kTaxonomy}}}}},
+                               {"kinds", json::array({"relevant"})}});
+    }
+    if (!relationships.empty()) r["relationships"] = relationships;
+  }
+  return r;
+}
+
+json region(const Diagnostic& d) {
+  json r;
+  r["startLine"] = std::max<uint32_t>(d.start.line, 1);
+  r["startColumn"] = std::max<uint32_t>(d.start.column, 1);
+  r["endLine"] = std::max<uint32_t>(std::max(d.end.line, d.start.line), 1);
+  uint32_t end_column = d.end.column;
+  if (d.end.line <= d.start.line && end_column <= d.start.column) end_column = d.start.column + 1;
+  r["endColumn"] = std::max<uint32_t>(end_column, 1);
+  return r;
+}
+
+json sarif_fix(const Diagnostic& d, const SourceFile& file, const std::string& root) {
+  json replacements = json::array();
+  for (const auto& e : d.fix->edits) {
+    Position s = file.position(e.start), en = file.position(e.end);
+    replacements.push_back({{"deletedRegion",
+                             {{"startLine", s.line}, {"startColumn", s.column}, {"endLine", en.line}, {"endColumn", en.column}}},
+                            {"insertedContent", {{"text", e.replacement}}}});
+  }
+  return {{"description", {{"text", d.fix->message}}},
+          {"artifactChanges", json::array({{{"artifactLocation", artifact_location(d.path, root)},
+                                            {"replacements", replacements}}})}};
+}
+
+}  // namespace
+
+void write_sarif(std::ostream& out, const ReportContext& ctx) {
+  // Rules: every selected rule, plus any rule with a result (TL000 is always possible).
+  std::set<std::string> with_results;
+  for (const auto& d : ctx.outcome.diagnostics) with_results.insert(d.code);
+  json rules = json::array();
+  std::map<std::string, size_t> rule_index;
+  const auto& all = ctx.registry.rules();
+  for (size_t i = 0; i < all.size(); ++i) {
+    bool selected = ctx.enabled ? ctx.enabled->contains(i) : all[i].default_enabled;
+    if (!selected && !with_results.contains(all[i].code)) continue;
+    rule_index[all[i].code] = rules.size();
+    rules.push_back(rule_descriptor(all[i], ctx));
+  }
+
+  std::map<std::string, std::vector<std::string>> hashes;  // per file, computed once
+  json results = json::array();
+  size_t emitted = 0;
+  for (const auto& d : ctx.outcome.diagnostics) {
+    if (emitted++ >= kMaxResults) break;
+    json r;
+    r["ruleId"] = d.code;
+    if (auto it = rule_index.find(d.code); it != rule_index.end()) r["ruleIndex"] = it->second;
+    r["level"] = level(d.severity);
+    r["message"] = {{"text", d.message}};
+    r["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(d.path, ctx.source_root)},
+                                                          {"region", region(d)}}}}});
+    auto source = ctx.outcome.sources.find(d.path);
+    if (source != ctx.outcome.sources.end()) {
+      auto& file_hashes = hashes[d.path];
+      if (file_hashes.empty()) file_hashes = primary_location_line_hashes(source->second->text());
+      size_t line = std::max<uint32_t>(d.start.line, 1) - 1;
+      if (line < file_hashes.size() && !file_hashes[line].empty()) {
+        r["partialFingerprints"] = {{"primaryLocationLineHash", file_hashes[line]}};
+      }
+      if (d.fix) r["fixes"] = json::array({sarif_fix(d, *source->second, ctx.source_root)});
+    }
+    results.push_back(std::move(r));
+  }
+
+  json invocation;
+  invocation["executionSuccessful"] = ctx.outcome.errors.empty();
+  invocation["exitCode"] = ctx.exit_code;
+  json notifications = json::array();
+  for (const auto& e : ctx.outcome.errors) {
+    notifications.push_back({{"level", "error"},
+                             {"message", {{"text", e.path + ": " + e.message}}},
+                             {"locations", json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(e.path, ctx.source_root)}}}}})}});
+  }
+  if (ctx.outcome.diagnostics.size() > kMaxResults) {
+    notifications.push_back({{"level", "warning"},
+                             {"message", {{"text", "results truncated to " + std::to_string(kMaxResults) +
+                                                       " (GitHub's limit per run) of " +
+                                                       std::to_string(ctx.outcome.diagnostics.size())}}}});
+  }
+  if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
+
+  json run;
+  run["tool"] = {{"driver",
+                  {{"name", "torchlint"},
+                   {"version", TORCHLINT_VERSION},
+                   {"semanticVersion", TORCHLINT_VERSION},
+                   {"informationUri", kInformationUri},
+                   {"rules", rules}}}};
+  if (ctx.checklist) {
+    json taxa = json::array();
+    for (const auto& item : ctx.checklist->items) {
+      taxa.push_back({{"id", item.id}, {"name", item.id}, {"shortDescription", {{"text", item.title}}}});
+    }
+    run["taxonomies"] = json::array({{{"name", kTaxonomy},
+                                      {"version", TORCHLINT_VERSION},
+                                      {"informationUri", std::string(kInformationUri) + "checklist"},
+                                      {"shortDescription", {{"text", "PyTorch best-practice checklist"}}},
+                                      {"taxa", taxa}}});
+  }
+  run["automationDetails"] = {{"id", ctx.automation_id}};
+  run["columnKind"] = "unicodeCodePoints";
+  if (!ctx.source_root.empty()) {
+    run["originalUriBaseIds"] = {{"%SRCROOT%", {{"uri", "file://" + percent_encode_path(ctx.source_root)}}}};
+  }
+  run["invocations"] = json::array({invocation});
+  run["results"] = results;
+
+  json log;
+  log["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
+  log["version"] = "2.1.0";
+  log["runs"] = json::array({run});
+  out << log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace torchlint::report
