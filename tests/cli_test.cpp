@@ -301,3 +301,73 @@ TEST_CASE("--diff shows and --fix applies the safe fixes") {
   auto again = run("check f.py --select TL204,TL304 --diff", d.path);
   CHECK(again.out.empty());
 }
+
+TEST_CASE("baseline: known findings stay hidden when code moves, reappear when edited") {
+  TempDir d;
+  const std::string body =
+      "import torch\n"
+      "def setup(net):\n"
+      "    return torch.nn.DataParallel(net)\n"
+      "def load(p):\n"
+      "    return torch.load(p)\n";
+  d.write("m.py", body);
+  auto w = run("check m.py --write-baseline base.json", d.path);
+  CHECK(w.exit == 0);
+  CHECK(w.err.find("Wrote 2 findings to base.json") != std::string::npos);
+  auto json = nlohmann::json::parse(std::ifstream(d.path / "base.json"));
+  CHECK(json["version"] == 1);
+  REQUIRE(json["entries"].size() == 2);
+  CHECK(json["entries"][0]["path"] == "m.py");
+  CHECK(json["entries"][0].contains("line") == false);
+  // Regenerating from unchanged code gives the same bytes.
+  std::stringstream first;
+  first << std::ifstream(d.path / "base.json").rdbuf();
+  run("check m.py --write-baseline base.json", d.path);
+  std::stringstream second;
+  second << std::ifstream(d.path / "base.json").rdbuf();
+  CHECK(first.str() == second.str());
+
+  CHECK(run("check m.py --baseline base.json", d.path).exit == 0);
+  // Moving the code down (new lines above) keeps it baselined.
+  d.write("m.py", "# a header\n\n\"\"\"Docs.\"\"\"\n" + body);
+  auto moved = run("check m.py --baseline base.json --output-format concise", d.path);
+  CHECK(moved.exit == 0);
+  CHECK(moved.out.empty());
+  // Editing the flagged statement releases that finding only.
+  d.write("m.py", "import torch\ndef setup(net):\n    return torch.nn.DataParallel(net, device_ids=[0])\ndef load(p):\n    return torch.load(p)\n");
+  auto edited = run("check m.py --baseline base.json --output-format concise", d.path);
+  CHECK(edited.exit == 1);
+  CHECK(edited.out.find("m.py:3:12: TL401") != std::string::npos);
+  CHECK(edited.out.find("TL304") == std::string::npos);
+  CHECK(edited.err.find("1 baseline entry matches no finding") != std::string::npos);
+  // A fixed finding leaves a stale entry: reported, and fatal with --baseline-strict.
+  d.write("m.py", "import torch\ndef load(p):\n    return torch.load(p)\n");
+  CHECK(run("check m.py --baseline base.json", d.path).exit == 0);
+  CHECK(run("check m.py --baseline base.json --baseline-strict", d.path).exit == 1);
+  // A broken baseline file is an error, not an empty baseline.
+  d.write("broken.json", "{\"entries\": 3}");
+  CHECK(run("check m.py --baseline broken.json", d.path).exit == 2);
+  // SARIF marks baseline state.
+  auto sarif = nlohmann::json::parse(run("check m.py --baseline base.json --output-format sarif --select TL304", d.path).out);
+  CHECK(sarif["runs"][0]["results"][0]["baselineState"] == "unchanged");
+}
+
+TEST_CASE("--diff-base reports only findings on changed lines") {
+  TempDir d;
+  auto git = [&](const std::string& args) {
+    std::string cmd = "cd " + quote(d.path.string()) + " && git -c user.name=t -c user.email=t@example.invalid " + args + " >/dev/null 2>&1";
+    return std::system(cmd.c_str());
+  };
+  REQUIRE(git("init -q") == 0);
+  d.write("old.py", "import torch\nm = torch.nn.DataParallel(a)\n\n\n\nn = 1\n");
+  REQUIRE(git("add old.py") == 0);
+  REQUIRE(git("commit -qm base") == 0);
+  d.write("old.py", "import torch\nm = torch.nn.DataParallel(a)\n\n\n\nn = torch.nn.DataParallel(b)\n");
+  d.write("new.py", "import torch\nk = torch.nn.DataParallel(c)\n");
+  auto r = run("check . --diff-base HEAD --output-format concise", d.path);
+  CHECK(r.exit == 1);
+  CHECK(r.out.find("old.py:2:") == std::string::npos);  // unchanged line
+  CHECK(r.out.find("old.py:6:5: TL401") != std::string::npos);
+  CHECK(r.out.find("new.py:2:5: TL401") != std::string::npos);  // untracked: all new
+  CHECK(run("check . --diff-base no-such-rev", d.path).exit == 2);
+}

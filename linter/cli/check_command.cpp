@@ -1,6 +1,10 @@
 #include "check_command.h"
 
+#include <fstream>
+#include <map>
+
 #include "all_rules.h"
+#include "changed_lines.h"
 #include "python/analyzer.h"
 
 namespace torchlint::cli {
@@ -14,6 +18,12 @@ const RuleRegistry& registry() {
     return r;
   }();
   return instance;
+}
+
+static std::map<std::string, const SourceFile*> sources_of(const LintOutcome& outcome) {
+  std::map<std::string, const SourceFile*> sources;
+  for (const auto& [path, file] : outcome.sources) sources[path] = file.get();
+  return sources;
 }
 
 static fs::path project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
@@ -93,7 +103,50 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());
+
+  if (request.diff_base) {
+    auto changed = changed_lines_since(*request.diff_base, error);
+    if (!changed) return std::nullopt;
+    std::erase_if(run.outcome.diagnostics, [&](const Diagnostic& d) {
+      uint32_t first = d.statement_first_line ? d.statement_first_line : d.start.line;
+      return !changed->touches(d.path, first, std::max(d.statement_last_line, first));
+    });
+  }
+  if (request.baseline) {
+    auto baseline = read_baseline(*request.baseline, error);
+    if (!baseline) return std::nullopt;
+    auto match = apply_baseline(std::move(run.outcome.diagnostics), *baseline, sources_of(run.outcome),
+                                fs::absolute(*request.baseline).parent_path());
+    run.outcome.diagnostics = std::move(match.fresh);
+    run.outcome.baselined = std::move(match.baselined);
+    run.stale_baseline = std::move(match.stale);
+  }
   return run;
+}
+
+std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error) {
+  Baseline baseline = make_baseline(run.outcome.diagnostics, sources_of(run.outcome), fs::absolute(file).parent_path());
+  std::string text = serialize_baseline(baseline);
+  // Write-then-rename so an interrupted run never leaves half a baseline.
+  fs::path target(file), tmp = target;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+      error = "cannot write " + tmp.string();
+      return std::nullopt;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    error = "cannot write " + file + ": " + ec.message();
+    return std::nullopt;
+  }
+  size_t n = 0;
+  for (const auto& e : baseline.entries) n += e.count;
+  return n;
 }
 
 }  // namespace torchlint::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/baseline.h"
 #include "core/config.h"
 #include "core/lint_session.h"
 #include "core/registry.h"
@@ -18,6 +19,8 @@ struct CheckRequest {
   std::optional<std::string> config_file;
   std::optional<TorchVersion> target_torch;
   unsigned jobs = 0;
+  std::optional<std::string> baseline;        // --baseline FILE
+  std::optional<std::string> diff_base;       // --diff-base REV
 };
 
 struct CheckRun {
@@ -27,7 +30,11 @@ struct CheckRun {
   std::string target_torch_source;  // where the version came from
   std::filesystem::path project_root;
   RuleSet enabled;  // the rules selected for the run
+  std::vector<BaselineEntry> stale_baseline;  // entries no finding matched any more
 };
+
+// Writes every current finding of `run` to a baseline file; returns the entry count.
+std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error);
 
 // The registry of every rule in this build (built once).
 const RuleRegistry& registry();

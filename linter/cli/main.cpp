@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Lint Python files and directories");
   std::vector<std::string> paths, select, extend_select, ignore;
   std::string output_format = "full", color = "auto", output_file, config_file, target_torch;
-  bool exit_zero = false, statistics = false, fix = false, diff = false;
+  bool exit_zero = false, statistics = false, fix = false, diff = false, baseline_strict = false;
+  std::string baseline, write_baseline_file, diff_base;
   unsigned jobs = 0;
   check->add_option("paths", paths, "Files or directories (default: .)");
   check->add_option("--select", select, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
@@ -131,6 +132,10 @@ int main(int argc, char** argv) {
   check->add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   check->add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings (errors still exit 2)");
   check->add_flag("--statistics", statistics, "Show counts per rule instead of the findings");
+  check->add_option("--baseline", baseline, "Report only findings not recorded in this baseline file");
+  check->add_option("--write-baseline", write_baseline_file, "Record every current finding in this baseline file");
+  check->add_flag("--baseline-strict", baseline_strict, "Fail when baseline entries no longer match (stale debt)");
+  check->add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
   check->add_flag("--fix", fix, "Apply the safe fixes ([*]) to the files, then report what is left");
   check->add_flag("--diff", diff, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
 
@@ -172,6 +177,8 @@ int main(int argc, char** argv) {
     }
   }
   request.jobs = jobs;
+  if (!baseline.empty()) request.baseline = baseline;
+  if (!diff_base.empty()) request.diff_base = diff_base;
 
   std::string error;
   std::optional<cli::CheckRun> run;
@@ -184,6 +191,16 @@ int main(int argc, char** argv) {
   if (!run) {
     std::cerr << "torchlint: error: " << error << '\n';
     return kExitError;
+  }
+
+  if (!write_baseline_file.empty()) {
+    auto written = cli::write_baseline(*run, write_baseline_file, error);
+    if (!written) {
+      std::cerr << "torchlint: error: " << error << '\n';
+      return kExitError;
+    }
+    std::cerr << "Wrote " << *written << (*written == 1 ? " finding" : " findings") << " to " << write_baseline_file << ".\n";
+    return run->outcome.errors.empty() ? kExitClean : kExitError;
   }
 
   if (fix || diff) {
@@ -211,9 +228,15 @@ int main(int argc, char** argv) {
     out = &file_out;
   }
   int exit_code = kExitClean;
+  size_t stale = 0;
+  for (const auto& e : run->stale_baseline) stale += e.count;
+  if (stale) {
+    std::cerr << "torchlint: " << stale << " baseline " << (stale == 1 ? "entry matches" : "entries match")
+              << " no finding any more (fixed or changed); regenerate with --write-baseline\n";
+  }
   if (!run->outcome.errors.empty()) {
     exit_code = kExitError;
-  } else if (!run->outcome.diagnostics.empty() && !exit_zero) {
+  } else if ((!run->outcome.diagnostics.empty() || (baseline_strict && stale)) && !exit_zero) {
     exit_code = kExitFindings;
   }
   report::ReportContext ctx{run->outcome, cli::registry(), output_file.empty() && !format->machine_readable && use_color(color)};
@@ -223,6 +246,7 @@ int main(int argc, char** argv) {
   ctx.source_root = std::filesystem::current_path(cwd_error).generic_string();
   if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
   ctx.exit_code = exit_code;
+  ctx.baseline_active = !baseline.empty();
   if (statistics) {
     report::write_statistics(*out, ctx);
   } else {

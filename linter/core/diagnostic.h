@@ -51,6 +51,9 @@ struct Diagnostic {
   // Lines of the enclosing statement: a suppression comment anywhere on them applies.
   uint32_t statement_first_line = 0;
   uint32_t statement_last_line = 0;
+  // Qualified name of the enclosing function or class ("train.validate"), for
+  // line-independent fingerprints.
+  std::string scope;
   std::optional<Fix> fix;
   std::vector<ProjectCondition> conditions;
 };

@@ -51,6 +51,7 @@ struct LintOptions {
 
 struct LintOutcome {
   std::vector<Diagnostic> diagnostics;
+  std::vector<Diagnostic> baselined;  // known findings a baseline hides (reported in SARIF)
   std::vector<FileError> errors;
   size_t files_linted = 0;
   // Sources of the files with findings, for excerpts in the outputs.

@@ -100,6 +100,7 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
       d.statement_last_line = ts_node_end_point(stmt).row + 1;
     }
   }
+  d.scope = model_.function().qualname;
   d.fix = std::move(fix);
   d.conditions = std::move(conditions);
   result_.diagnostics.push_back(std::move(d));

@@ -25,6 +25,7 @@ struct ReportContext {
   std::string source_root;  // absolute, '/'-terminated
   int exit_code = 0;
   std::string automation_id = "torchlint/python/";
+  bool baseline_active = false;  // results carry baselineState
 };
 
 using Writer = void (*)(std::ostream&, const ReportContext&);

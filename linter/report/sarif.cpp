@@ -150,6 +150,7 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
   // Rules: every selected rule, plus any rule with a result (TL000 is always possible).
   std::set<std::string> with_results;
   for (const auto& d : ctx.outcome.diagnostics) with_results.insert(d.code);
+  for (const auto& d : ctx.outcome.baselined) with_results.insert(d.code);
   json rules = json::array();
   std::map<std::string, size_t> rule_index;
   const auto& all = ctx.registry.rules();
@@ -163,7 +164,11 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
   std::map<std::string, std::vector<std::string>> hashes;  // per file, computed once
   json results = json::array();
   size_t emitted = 0;
-  for (const auto& d : ctx.outcome.diagnostics) {
+  std::vector<std::pair<const Diagnostic*, bool>> all_results;  // (finding, baselined)
+  for (const auto& d : ctx.outcome.diagnostics) all_results.emplace_back(&d, false);
+  for (const auto& d : ctx.outcome.baselined) all_results.emplace_back(&d, true);
+  for (const auto& [finding, baselined] : all_results) {
+    const Diagnostic& d = *finding;
     if (emitted++ >= kMaxResults) break;
     json r;
     r["ruleId"] = d.code;
@@ -182,6 +187,7 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
       }
       if (d.fix) r["fixes"] = json::array({sarif_fix(d, *source->second, ctx.source_root)});
     }
+    if (ctx.baseline_active) r["baselineState"] = baselined ? "unchanged" : "new";
     results.push_back(std::move(r));
   }
 
@@ -194,11 +200,11 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
                              {"message", {{"text", e.path + ": " + e.message}}},
                              {"locations", json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(e.path, ctx.source_root)}}}}})}});
   }
-  if (ctx.outcome.diagnostics.size() > kMaxResults) {
+  if (all_results.size() > kMaxResults) {
     notifications.push_back({{"level", "warning"},
                              {"message", {{"text", "results truncated to " + std::to_string(kMaxResults) +
                                                        " (GitHub's limit per run) of " +
-                                                       std::to_string(ctx.outcome.diagnostics.size())}}}});
+                                                       std::to_string(all_results.size())}}}});
   }
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
 
