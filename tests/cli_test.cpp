@@ -371,3 +371,48 @@ TEST_CASE("--diff-base reports only findings on changed lines") {
   CHECK(r.out.find("new.py:2:5: TL401") != std::string::npos);  // untracked: all new
   CHECK(run("check . --diff-base no-such-rev", d.path).exit == 2);
 }
+
+TEST_CASE("result cache: reused when nothing changed, never trusted when corrupted") {
+  TempDir d;
+  d.write("a.py", "import torch\nm = torch.nn.DataParallel(net)\n");
+  d.write("b.py", "import torch\nx = torch.load('w.pt')\n");
+  auto cold = run("check . --output-format concise", d.path);
+  CHECK(cold.exit == 1);
+  REQUIRE(fs::is_directory(d.path / ".torchlint_cache"));
+  CHECK(fs::exists(d.path / ".torchlint_cache" / ".gitignore"));
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(d.path / ".torchlint_cache")) entries += e.path().extension() == ".tlc";
+  CHECK(entries == 2);
+  CHECK(run("check . --output-format concise", d.path).out == cold.out);
+
+  // Corrupt every entry: results must be recomputed (and equal), entries rewritten.
+  for (const auto& e : fs::directory_iterator(d.path / ".torchlint_cache")) {
+    if (e.path().extension() != ".tlc") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(30);
+    f.write("garbage!", 8);
+  }
+  CHECK(run("check . --output-format concise", d.path).out == cold.out);
+  for (const auto& e : fs::directory_iterator(d.path / ".torchlint_cache")) {
+    if (e.path().extension() != ".tlc") continue;
+    std::ofstream(e.path(), std::ios::trunc) << "not a cache file";
+  }
+  CHECK(run("check . --output-format concise", d.path).out == cold.out);
+
+  // Content and configuration changes are seen.
+  d.write("a.py", "import torch\nm = 1\n");
+  auto edited = run("check . --output-format concise", d.path);
+  CHECK(edited.out.find("a.py") == std::string::npos);
+  CHECK(edited.out.find("b.py:2:5: TL304") != std::string::npos);
+  CHECK(run("check . --output-format concise --target-torch 2.6", d.path).exit == 0);
+  CHECK(run("check . --output-format concise --ignore TL304", d.path).exit == 0);
+  CHECK(run("check . --output-format concise", d.path).exit == 1);
+
+  // --no-cache writes nothing; --cache-dir puts it elsewhere.
+  TempDir e;
+  e.write("a.py", "x = 1\n");
+  run("check . --no-cache", e.path);
+  CHECK_FALSE(fs::exists(e.path / ".torchlint_cache"));
+  run("check . --cache-dir mycache", e.path);
+  CHECK(fs::is_directory(e.path / "mycache"));
+}

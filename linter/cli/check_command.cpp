@@ -5,6 +5,7 @@
 
 #include "all_rules.h"
 #include "changed_lines.h"
+#include "core/result_cache.h"
 #include "python/analyzer.h"
 
 namespace torchlint::cli {
@@ -24,6 +25,20 @@ static std::map<std::string, const SourceFile*> sources_of(const LintOutcome& ou
   std::map<std::string, const SourceFile*> sources;
   for (const auto& [path, file] : outcome.sources) sources[path] = file.get();
   return sources;
+}
+
+// What the cache must be invalidated by besides the inputs: this exact build of torchlint
+// (a rebuilt binary may have different rules with the same version number).
+static std::string build_identity() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::string id = TORCHLINT_VERSION;
+  if (!ec) {
+    auto size = fs::file_size(exe, ec);
+    auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
+    id += ":" + std::to_string(size) + ":" + std::to_string(time);
+  }
+  return id;
 }
 
 static fs::path project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
@@ -89,6 +104,12 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
         return std::nullopt;
       }
     }
+  }
+
+  std::optional<ResultCache> cache;
+  if (request.use_cache) {
+    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : run.project_root / ".torchlint_cache", build_identity());
+    options.cache = &*cache;
   }
 
   python::PythonAnalyzer python(rules, python_rules());

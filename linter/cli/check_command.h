@@ -21,6 +21,8 @@ struct CheckRequest {
   unsigned jobs = 0;
   std::optional<std::string> baseline;        // --baseline FILE
   std::optional<std::string> diff_base;       // --diff-base REV
+  bool use_cache = false;                     // the command line turns it on by default
+  std::optional<std::string> cache_dir;       // default: <project root>/.torchlint_cache
 };
 
 struct CheckRun {

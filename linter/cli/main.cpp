@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Lint Python files and directories");
   std::vector<std::string> paths, select, extend_select, ignore;
   std::string output_format = "full", color = "auto", output_file, config_file, target_torch;
-  bool exit_zero = false, statistics = false, fix = false, diff = false, baseline_strict = false;
-  std::string baseline, write_baseline_file, diff_base;
+  bool exit_zero = false, statistics = false, fix = false, diff = false, baseline_strict = false, no_cache = false;
+  std::string baseline, write_baseline_file, diff_base, cache_dir;
   unsigned jobs = 0;
   check->add_option("paths", paths, "Files or directories (default: .)");
   check->add_option("--select", select, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   check->add_option("--write-baseline", write_baseline_file, "Record every current finding in this baseline file");
   check->add_flag("--baseline-strict", baseline_strict, "Fail when baseline entries no longer match (stale debt)");
   check->add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
+  check->add_flag("--no-cache", no_cache, "Do not read or write the result cache")->envname("TORCHLINT_NO_CACHE");
+  check->add_option("--cache-dir", cache_dir, "Result cache directory (default: .torchlint_cache in the project root)");
   check->add_flag("--fix", fix, "Apply the safe fixes ([*]) to the files, then report what is left");
   check->add_flag("--diff", diff, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
 
@@ -179,6 +181,8 @@ int main(int argc, char** argv) {
   request.jobs = jobs;
   if (!baseline.empty()) request.baseline = baseline;
   if (!diff_base.empty()) request.diff_base = diff_base;
+  request.use_cache = !no_cache;
+  if (!cache_dir.empty()) request.cache_dir = cache_dir;
 
   std::string error;
   std::optional<cli::CheckRun> run;

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "glob.h"
+#include "result_cache.h"
 
 namespace torchlint {
 
@@ -97,7 +98,18 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       ao.target_torch = options.target_torch;
       ao.relative_path = f.relative;
       ao.module = module_name_for(f.relative);
-      slot.result = analyzer->analyze(*slot.source, ao);
+      std::optional<FileResult> cached;
+      uint64_t key = 0;
+      if (options.cache) {
+        key = options.cache->key(slot.source->text(), slot.enabled, options.target_torch, ao.module);
+        cached = options.cache->load(f.relative, key);
+      }
+      if (cached) {
+        slot.result = std::move(*cached);
+      } else {
+        slot.result = analyzer->analyze(*slot.source, ao);
+        if (options.cache) options.cache->store(f.relative, key, slot.result);
+      }
       for (auto& d : slot.result.diagnostics) {
         d.path = f.display;
         resolve_positions(*slot.source, d);

@@ -47,6 +47,7 @@ struct LintOptions {
   std::vector<std::pair<std::string, std::vector<std::string>>> per_file_ignores;
   TorchVersion target_torch = kDefaultTargetTorch;
   unsigned jobs = 0;  // 0: all cores
+  const class ResultCache* cache = nullptr;  // per-file results by content; null: off
 };
 
 struct LintOutcome {

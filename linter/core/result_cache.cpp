@@ -1,0 +1,297 @@
+#include "result_cache.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace torchlint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '1'};
+
+uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void u64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void str(std::string_view s) {
+    u32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  void strings(const std::vector<std::string>& v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (const auto& s : v) str(s);
+  }
+  std::string& bytes() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Every read is bounds-checked; the first failure poisons the reader.
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool ok() const { return ok_; }
+  uint8_t u8() { return take<uint8_t>(); }
+  uint32_t u32() { return take<uint32_t>(); }
+  uint64_t u64() { return take<uint64_t>(); }
+  std::string str() {
+    uint32_t n = u32();
+    if (!ok_ || n > in_.size() - pos_) return fail<std::string>();
+    std::string s(in_.substr(pos_, n));
+    pos_ += n;
+    return s;
+  }
+  std::vector<std::string> strings() {
+    uint32_t n = count();
+    std::vector<std::string> v;
+    for (uint32_t i = 0; i < n && ok_; ++i) v.push_back(str());
+    return v;
+  }
+  // A count can never exceed the bytes left (each element takes at least one byte).
+  uint32_t count() {
+    uint32_t n = u32();
+    return ok_ && n <= in_.size() - pos_ ? n : fail<uint32_t>();
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+
+ private:
+  template <class T>
+  T take() {
+    if (!ok_ || sizeof(T) > in_.size() - pos_) return fail<T>();
+    T v;
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  template <class T>
+  T fail() {
+    ok_ = false;
+    return T{};
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+void write_position(Writer& w, const Position& p) {
+  w.u32(p.line);
+  w.u32(p.column);
+}
+Position read_position(Reader& r) {
+  Position p;
+  p.line = r.u32();
+  p.column = r.u32();
+  return p;
+}
+
+}  // namespace
+
+std::string serialize_file_result(const FileResult& result) {
+  Writer w;
+  w.u32(static_cast<uint32_t>(result.diagnostics.size()));
+  for (const auto& d : result.diagnostics) {
+    w.str(d.code);
+    w.str(d.name);
+    w.u8(static_cast<uint8_t>(d.severity));
+    w.str(d.message);
+    w.u32(d.start_byte);
+    w.u32(d.end_byte);
+    write_position(w, d.start);
+    write_position(w, d.end);
+    w.u32(d.statement_first_line);
+    w.u32(d.statement_last_line);
+    w.str(d.scope);
+    w.u8(d.fix ? 1 : 0);
+    if (d.fix) {
+      w.str(d.fix->message);
+      w.u32(static_cast<uint32_t>(d.fix->edits.size()));
+      for (const auto& e : d.fix->edits) {
+        w.u32(e.start);
+        w.u32(e.end);
+        w.str(e.replacement);
+      }
+    }
+    w.u32(static_cast<uint32_t>(d.conditions.size()));
+    for (const auto& c : d.conditions) {
+      w.u8(static_cast<uint8_t>(c.kind));
+      w.strings(c.roots);
+      w.str(c.fact);
+      w.str(c.unknown_callee_hint);
+    }
+  }
+  w.u32(static_cast<uint32_t>(result.suppressions.size()));
+  for (const auto& s : result.suppressions) {
+    w.u32(s.line);
+    w.u32(s.comment_line);
+    w.u32(s.column);
+    w.u8(s.file_level ? 1 : 0);
+    w.strings(s.codes);
+  }
+  w.str(result.facts.module);
+  w.u32(static_cast<uint32_t>(result.facts.functions.size()));
+  for (const auto& f : result.facts.functions) {
+    w.str(f.qualname);
+    w.strings(f.facts);
+    w.u32(static_cast<uint32_t>(f.calls.size()));
+    for (const auto& c : f.calls) {
+      w.str(c.callee);
+      w.strings(c.contexts);
+    }
+  }
+  return std::move(w.bytes());
+}
+
+std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
+  Reader r(bytes);
+  FileResult result;
+  uint32_t n = r.count();
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    Diagnostic d;
+    d.code = r.str();
+    d.name = r.str();
+    uint8_t severity = r.u8();
+    if (severity > static_cast<uint8_t>(Severity::kError)) return std::nullopt;
+    d.severity = static_cast<Severity>(severity);
+    d.message = r.str();
+    d.start_byte = r.u32();
+    d.end_byte = r.u32();
+    d.start = read_position(r);
+    d.end = read_position(r);
+    d.statement_first_line = r.u32();
+    d.statement_last_line = r.u32();
+    d.scope = r.str();
+    if (r.u8()) {
+      Fix fix;
+      fix.message = r.str();
+      uint32_t edits = r.count();
+      for (uint32_t k = 0; k < edits && r.ok(); ++k) {
+        Edit e;
+        e.start = r.u32();
+        e.end = r.u32();
+        e.replacement = r.str();
+        fix.edits.push_back(std::move(e));
+      }
+      d.fix = std::move(fix);
+    }
+    uint32_t conditions = r.count();
+    for (uint32_t k = 0; k < conditions && r.ok(); ++k) {
+      ProjectCondition c;
+      uint8_t kind = r.u8();
+      if (kind > static_cast<uint8_t>(ProjectCondition::Kind::kProjectLacks)) return std::nullopt;
+      c.kind = static_cast<ProjectCondition::Kind>(kind);
+      c.roots = r.strings();
+      c.fact = r.str();
+      c.unknown_callee_hint = r.str();
+      d.conditions.push_back(std::move(c));
+    }
+    result.diagnostics.push_back(std::move(d));
+  }
+  uint32_t suppressions = r.count();
+  for (uint32_t i = 0; i < suppressions && r.ok(); ++i) {
+    Suppression s;
+    s.line = r.u32();
+    s.comment_line = r.u32();
+    s.column = r.u32();
+    s.file_level = r.u8() != 0;
+    s.codes = r.strings();
+    s.used.assign(s.codes.empty() ? 1 : s.codes.size(), false);
+    result.suppressions.push_back(std::move(s));
+  }
+  result.facts.module = r.str();
+  uint32_t functions = r.count();
+  for (uint32_t i = 0; i < functions && r.ok(); ++i) {
+    FunctionFacts f;
+    f.qualname = r.str();
+    f.facts = r.strings();
+    uint32_t calls = r.count();
+    for (uint32_t k = 0; k < calls && r.ok(); ++k) {
+      CallFact c;
+      c.callee = r.str();
+      c.contexts = r.strings();
+      f.calls.push_back(std::move(c));
+    }
+    result.facts.functions.push_back(std::move(f));
+  }
+  if (!r.ok() || !r.at_end()) return std::nullopt;
+  return result;
+}
+
+ResultCache::ResultCache(fs::path dir, std::string tool_version) : dir_(std::move(dir)), version_(std::move(tool_version)) {}
+
+uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module) const {
+  uint64_t h = fnv1a(version_);
+  h = fnv1a(module, h);
+  std::string config;
+  for (size_t i = 0; i < enabled.size(); ++i) config += enabled.contains(i) ? '1' : '0';
+  config += target.str();
+  h = fnv1a(config, h);
+  return fnv1a(text, h);
+}
+
+fs::path ResultCache::entry_path(const std::string& relative_path) const {
+  char name[24];
+  std::snprintf(name, sizeof name, "%016llx.tlc", static_cast<unsigned long long>(fnv1a(relative_path)));
+  return dir_ / name;
+}
+
+std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
+  std::ifstream in(entry_path(relative_path), std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  constexpr size_t kHeader = sizeof kMagic + 8 + 8;
+  if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;
+  uint64_t stored_key, checksum;
+  std::memcpy(&stored_key, bytes.data() + sizeof kMagic, 8);
+  std::memcpy(&checksum, bytes.data() + sizeof kMagic + 8, 8);
+  std::string_view payload = std::string_view(bytes).substr(kHeader);
+  if (stored_key != key || checksum != fnv1a(payload)) return std::nullopt;
+  return deserialize_file_result(payload);
+}
+
+void ResultCache::store(const std::string& relative_path, uint64_t key, const FileResult& result) const {
+  std::error_code ec;
+  if (!fs::exists(dir_, ec)) {
+    fs::create_directories(dir_, ec);
+    if (ec) return;  // a cache that cannot be written is only slower
+    std::ofstream(dir_ / ".gitignore") << "# Created by torchlint\n*\n";
+    std::ofstream(dir_ / "CACHEDIR.TAG") << "Signature: 8a477f597d28d172789f06886806bc55\n# torchlint cache\n";
+  }
+  std::string payload = serialize_file_result(result);
+  std::string bytes(kMagic, sizeof kMagic);
+  uint64_t checksum = fnv1a(payload);
+  bytes.append(reinterpret_cast<const char*>(&key), 8);
+  bytes.append(reinterpret_cast<const char*>(&checksum), 8);
+  bytes += payload;
+  fs::path target = entry_path(relative_path);
+  fs::path tmp = target;
+  tmp += "." + std::to_string(::getpid()) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << bytes;
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, target, ec);  // atomic: readers see the old entry or the new one
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace torchlint
