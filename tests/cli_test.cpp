@@ -416,3 +416,29 @@ TEST_CASE("result cache: reused when nothing changed, never trusted when corrupt
   run("check . --cache-dir mycache", e.path);
   CHECK(fs::is_directory(e.path / "mycache"));
 }
+
+TEST_CASE("github, jsonl and gitlab formats") {
+  TempDir d;
+  d.write("a b.py", "import torch\nm = torch.nn.DataParallel(net)\nsd = torch.load('x.pt')\n");
+  auto gh = run("check 'a b.py' --output-format github", d.path);
+  CHECK(gh.exit == 1);
+  CHECK(gh.out.find("::warning title=torchlint (TL401 data-parallel),file=a b.py,line=2,col=5,endLine=2,endColumn=31::") !=
+        std::string::npos);
+  CHECK(gh.out.find("::error title=torchlint (TL304 unsafe-torch-load)") != std::string::npos);
+  auto lines = run("check 'a b.py' --output-format jsonl", d.path);
+  std::istringstream in(lines.out);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    CHECK(j.contains("code"));
+    ++n;
+  }
+  CHECK(n == 2);
+  auto gl = nlohmann::json::parse(run("check 'a b.py' --output-format gitlab", d.path).out);
+  REQUIRE(gl.size() == 2);
+  CHECK(gl[0]["location"]["path"] == "a b.py");
+  CHECK(gl[0]["location"]["lines"]["begin"] == 2);
+  CHECK(gl[1]["severity"] == "critical");
+  CHECK(gl[0]["fingerprint"] != gl[1]["fingerprint"]);
+}

@@ -78,6 +78,36 @@ int show_rule(const std::string& code) {
   return kExitClean;
 }
 
+// Replaces a file's contents atomically (temp file, then rename), and only if the file
+// still holds what was linted: an editor may have saved it in between.
+bool write_fixed_file(const std::string& path, std::string_view linted, const std::string& fixed) {
+  std::string error;
+  auto current = SourceFile::read(path, error);
+  if (!current || current->text() != linted) {
+    std::cerr << "torchlint: warning: " << path << " changed while it was being linted; not fixed\n";
+    return true;
+  }
+  std::filesystem::path target(path), tmp = target;
+  tmp += ".torchlint-fix.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << fixed;
+    if (!out) {
+      std::cerr << "torchlint: error: cannot write " << tmp.string() << '\n';
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::permissions(tmp, std::filesystem::status(target, ec).permissions(), ec);
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    std::cerr << "torchlint: error: cannot write " << path << ": " << ec.message() << '\n';
+    return false;
+  }
+  return true;
+}
+
 // Applies (or prints as a diff) every fix; returns the number of fixes, or -1 on a write error.
 long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only) {
   std::map<std::string, std::vector<const Diagnostic*>> by_file;
@@ -95,12 +125,7 @@ long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only) {
       std::cout << unified_diff(path, before, result.text);
       continue;
     }
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << result.text;
-    if (!out) {
-      std::cerr << "torchlint: error: cannot write " << path << '\n';
-      return -1;
-    }
+    if (!write_fixed_file(path, before, result.text)) return -1;
   }
   return total;
 }

@@ -11,6 +11,7 @@ const std::vector<Format>& formats() {
       {"json-lines", write_json_lines, true},
       {"sarif", write_sarif, true},
       {"github", write_github, true},
+      {"gitlab", write_gitlab, true},
   };
   return all;
 }

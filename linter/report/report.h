@@ -46,6 +46,7 @@ void write_json(std::ostream& out, const ReportContext& ctx);
 void write_json_lines(std::ostream& out, const ReportContext& ctx);
 void write_sarif(std::ostream& out, const ReportContext& ctx);
 void write_github(std::ostream& out, const ReportContext& ctx);
+void write_gitlab(std::ostream& out, const ReportContext& ctx);
 // Counts per rule, most frequent first (like `ruff --statistics`).
 void write_statistics(std::ostream& out, const ReportContext& ctx);
 

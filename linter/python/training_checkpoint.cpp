@@ -1,0 +1,871 @@
+#include "training_checkpoint.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace torchlint::python {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool is_type(TSNode node, const char* type) { return !ts_node_is_null(node) && std::strcmp(ts_node_type(node), type) == 0; }
+
+bool has_token(const std::vector<std::string>& tokens, std::initializer_list<std::string_view> wanted) {
+  for (const auto& t : tokens) {
+    for (std::string_view w : wanted) {
+      if (t == w) return true;
+    }
+  }
+  return false;
+}
+
+// Tokens that make a name describe a thing's configuration rather than the thing.
+bool has_config_token(const std::vector<std::string>& tokens) {
+  return has_token(tokens, {"cfg", "config", "conf", "name", "names", "type", "types", "args", "kwargs", "params",
+                            "cls", "class", "fn", "func", "factory", "builder", "spec", "kind", "hparams", "path",
+                            "dir", "file", "id", "str", "dict", "list"});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------
+// Names
+
+std::string_view last_component(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::vector<std::string> name_tokens(std::string_view name) {
+  std::vector<std::string> out;
+  std::string current;
+  for (char c : lower(last_component(name))) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      current += c;
+    } else if (!current.empty()) {
+      out.push_back(std::move(current));
+      current.clear();
+    }
+  }
+  if (!current.empty()) out.push_back(std::move(current));
+  return out;
+}
+
+bool names_optimizer(std::string_view name) {
+  auto tokens = name_tokens(name);
+  if (has_config_token(tokens) || has_token(tokens, {"state", "sd", "lr", "scheduler", "sched"})) return false;
+  return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
+}
+
+bool names_scheduler(std::string_view name) {
+  auto tokens = name_tokens(name);
+  if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"})) return false;
+  return has_token(tokens, {"scheduler", "schedulers", "sched", "lrscheduler", "lrs"});
+}
+
+bool names_model(std::string_view name) {
+  std::string n = lower(last_component(name));
+  static const std::unordered_set<std::string_view> exact = {
+      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
+      "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student", "module", "models",
+  };
+  if (n == "module") return false;  // `model.module`: the wrapper's inner model, named by its root
+  return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net") ||
+         n.starts_with("net_");
+}
+
+std::string receiver_root(TSNode expr, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  for (int depth = 0; depth < 32 && !ts_node_is_null(expr); ++depth) {
+    switch (syn.kind(expr)) {
+      case Kind::kIdentifier:
+        return std::string(model.text(expr));
+      case Kind::kAttribute: {
+        TSNode object = field(expr, f.object);
+        if (syn.kind(object) == Kind::kIdentifier && model.text(object) == "self") return std::string(model.text(expr));
+        expr = object;
+        continue;
+      }
+      case Kind::kCall:
+        expr = field(expr, f.function);
+        if (syn.kind(expr) != Kind::kAttribute) return {};  // `f(x).y`: a value, not an object
+        expr = field(expr, f.object);
+        continue;
+      case Kind::kParenthesizedExpression:
+        expr = ts_node_named_child(expr, 0);
+        continue;
+      default:
+        return {};
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> parameter_names(TSNode fn, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  std::vector<std::string> out;
+  TSNode params = field(fn, f.parameters);
+  uint32_t n = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode p = ts_node_named_child(params, i);
+    TSNode name{};
+    switch (syn.kind(p)) {
+      case Kind::kIdentifier: name = p; break;
+      case Kind::kTypedParameter: name = ts_node_named_child(p, 0); break;
+      case Kind::kDefaultParameter:
+      case Kind::kTypedDefaultParameter: name = field(p, f.name); break;
+      default: break;
+    }
+    if (ts_node_is_null(name) || syn.kind(name) != Kind::kIdentifier) continue;
+    out.emplace_back(model.text(name));
+  }
+  // A method's receiver is not an argument at its call sites.
+  TSNode parent = ts_node_parent(fn);
+  if (!ts_node_is_null(parent) && syn.kind(parent) == Kind::kDecoratedDefinition) parent = ts_node_parent(parent);
+  bool method = !ts_node_is_null(parent) && syn.kind(parent) == Kind::kBlock &&
+                syn.kind(ts_node_parent(parent)) == Kind::kClassDefinition;
+  if (method && !out.empty() && (out.front() == "self" || out.front() == "cls")) out.erase(out.begin());
+  return out;
+}
+
+bool is_library_name(std::string_view q) {
+  std::string_view top = q.substr(0, q.find('.'));
+  if (api::is_external_package(top)) return true;
+  static const std::unordered_set<std::string_view> more = {
+      "flask", "fastapi", "starlette", "litestar", "bentoml", "ray", "sanic", "quart", "aiohttp", "uvicorn",
+      "pydantic", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "onnx", "openai", "peft",
+      "trl", "huggingface_hub", "safetensors", "joblib", "tensorflow", "keras", "jax", "tensorboardX", "comet_ml",
+      "neptune", "clearml", "aim", "sacred", "dvclive", "swanlab", "deepspeed", "bitsandbytes", "apex", "spacy",
+      "nltk", "langchain", "vllm", "xgboost", "lightgbm", "gradio", "streamlit", "csv", "cachetools", "whisper",
+      "open_clip", "clip", "easyocr", "lightning_fabric", "torchmetrics", "rich", "loguru", "click", "typer",
+      "fire", "h5py", "lmdb", "psutil", "socket", "threading", "multiprocessing", "queue", "asyncio", "uuid",
+      "hashlib", "base64", "struct", "zipfile", "tarfile", "urllib", "http", "traceback", "gc", "platform",
+      "signal", "string", "textwrap", "operator", "numbers", "statistics", "heapq", "bisect", "weakref",
+  };
+  return more.contains(top);
+}
+
+// ---------------------------------------------------------------------------------
+// Optimizers and schedulers
+
+namespace {
+
+bool optimizer_factory(std::string_view q) {
+  static constexpr std::string_view prefixes[] = {"timm.optim.", "bitsandbytes.optim.", "apex.optimizers.",
+                                                   "torch_optimizer.", "deepspeed.ops.adam.", "deepspeed.ops.lamb."};
+  for (auto p : prefixes) {
+    if (q.starts_with(p)) return true;
+  }
+  return q == "transformers.AdamW" || q == "transformers.Adafactor" || q == "transformers.optimization.AdamW" ||
+         q == "transformers.optimization.Adafactor";
+}
+
+bool scheduler_factory(std::string_view q) {
+  return q.starts_with("timm.scheduler.") || q == "transformers.get_scheduler" ||
+         q == "transformers.optimization.get_scheduler" || q == "diffusers.optimization.get_scheduler" ||
+         (q.starts_with("transformers.") && q.ends_with("_schedule_with_warmup"));
+}
+
+// What an assignment `target = value` makes: an optimizer, a scheduler, or neither.
+ValueKind classify_assignment(std::string_view target, TSNode value, const SemanticModel& model, bool element) {
+  const Syntax& syn = Syntax::get();
+  ValueInfo v = element ? ValueInfo{} : model.infer_value(value);
+  if (v.kind == ValueKind::kOptimizer || v.kind == ValueKind::kScheduler) return v.kind;
+  if (v.kind != ValueKind::kUnknown) return ValueKind::kUnknown;
+  Kind k = syn.kind(value);
+  if (k == Kind::kCall) {
+    auto q = model.resolve_qualified_name(field(value, syn.fields().function));
+    if (q && !element) {
+      if (scheduler_factory(*q)) return ValueKind::kScheduler;
+      if (optimizer_factory(*q)) return ValueKind::kOptimizer;
+    }
+    // Diffusion noise schedulers and the like have no optimizer state.
+    if (q && q->starts_with("diffusers.") && !q->starts_with("diffusers.optimization.")) return ValueKind::kUnknown;
+    if (names_optimizer(target)) return ValueKind::kOptimizer;
+    if (names_scheduler(target)) return ValueKind::kScheduler;
+    return ValueKind::kUnknown;
+  }
+  if (k == Kind::kIdentifier || k == Kind::kAttribute) {
+    // `self.optimizer = optimizer`: a parameter handed in.
+    std::string_view source = model.text(value);
+    if (names_optimizer(target) && names_optimizer(source)) return ValueKind::kOptimizer;
+    if (names_scheduler(target) && names_scheduler(source)) return ValueKind::kScheduler;
+  }
+  return ValueKind::kUnknown;
+}
+
+}  // namespace
+
+void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
+  if (event.op != "=" || ts_node_is_null(event.value)) return;
+  const SemanticModel& model = ctx.model();
+  const Syntax& syn = Syntax::get();
+  std::vector<TSNode> targets;
+  bool element = false;
+  Kind tk = syn.kind(event.target);
+  if (tk == Kind::kPatternList || tk == Kind::kTuple) {
+    // `model, optimizer, loader = accelerator.prepare(...)`: judged by name only.
+    if (syn.kind(event.value) != Kind::kCall) return;
+    element = true;
+    uint32_t n = ts_node_named_child_count(event.target);
+    for (uint32_t i = 0; i < n; ++i) targets.push_back(ts_node_named_child(event.target, i));
+  } else {
+    targets.push_back(event.target);
+  }
+  for (TSNode target : targets) {
+    Kind k = syn.kind(target);
+    TrainingObject o;
+    o.name = std::string(model.text(target));
+    if (k == Kind::kAttribute) {
+      TSNode object = field(target, syn.fields().object);
+      if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") continue;
+      const ClassInfo* cls = model.enclosing_class();
+      if (!cls) continue;
+      o.owner = cls->qualname;
+      o.self_attribute = true;
+    } else if (k == Kind::kIdentifier) {
+      o.owner = model.function().qualname;
+    } else {
+      continue;
+    }
+    o.kind = classify_assignment(o.name, event.value, model, element);
+    if (o.kind == ValueKind::kUnknown) continue;
+    o.line = ts_node_start_point(target).row + 1;
+    o.function_name = model.function().is_module_level ? std::string() : model.function().name;
+    bool known = std::any_of(objects_.begin(), objects_.end(), [&](const TrainingObject& x) {
+      return x.kind == o.kind && x.owner == o.owner && x.name == o.name;
+    });
+    if (!known) objects_.push_back(std::move(o));
+  }
+}
+
+std::vector<TrainingObject> TrainingObjects::parameters(RuleContext& ctx, ValueKind kind) const {
+  const SemanticModel& model = ctx.model();
+  const FunctionState& fn = model.function();
+  std::vector<TrainingObject> out;
+  if (fn.is_module_level) return out;
+  for (const auto& name : parameter_names(fn.node, model)) {
+    const Binding* b = model.lookup(name);
+    bool by_kind = b && b->value.kind == kind;
+    bool by_name = (!b || b->value.kind == ValueKind::kUnknown) &&
+                   (kind == ValueKind::kOptimizer ? names_optimizer(name) : names_scheduler(name));
+    if (!by_kind && !by_name) continue;
+    TrainingObject o;
+    o.kind = kind;
+    o.name = name;
+    o.line = b ? b->line : ts_node_start_point(fn.node).row + 1;
+    o.owner = fn.qualname;
+    o.function_name = fn.name;
+    o.parameter = true;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<TrainingObject> TrainingObjects::owned_by(const std::string& owner, ValueKind kind) const {
+  std::vector<TrainingObject> out;
+  for (const auto& o : objects_) {
+    if (o.kind == kind && o.owner == owner) out.push_back(o);
+  }
+  return out;
+}
+
+std::vector<TrainingObject> TrainingObjects::all(ValueKind kind) const {
+  std::vector<TrainingObject> out;
+  for (const auto& o : objects_) {
+    if (o.kind == kind) out.push_back(o);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------
+// Checkpoint dicts
+
+namespace {
+
+bool is_literal_constant(TSNode node) {
+  Kind k = Syntax::get().kind(node);
+  return k == Kind::kString || k == Kind::kInteger || k == Kind::kFloat || k == Kind::kTrue || k == Kind::kFalse ||
+         k == Kind::kNone || is_type(node, "concatenated_string");
+}
+
+// What a key says its value is.
+void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict) {
+  auto tokens = name_tokens(key);
+  std::string k = lower(key);
+  bool constant = !ts_node_is_null(value) && is_literal_constant(value);
+  bool config = has_config_token(tokens);
+  if (!constant && !config &&
+      (has_token(tokens, {"model", "models"}) || k == "state_dict" || k == "net" || k == "network" ||
+       k == "weights" || k == "netg" || k == "netd" || k == "net_g" || k == "net_d")) {
+    dict.model_state = true;
+  }
+  bool optimizer = k.find("optim") != std::string::npos || has_token(tokens, {"opt", "opts"});
+  bool scheduler = k.find("sched") != std::string::npos;
+  bool counter = k.find("epoch") != std::string::npos || k.find("step") != std::string::npos ||
+                 k.find("iter") != std::string::npos ||
+                 has_token(tokens, {"it", "itr", "update", "updates", "nimg", "kimg", "tick", "batches"});
+  if (optimizer) dict.optimizer_state = true;
+  if (scheduler) dict.scheduler_state = true;
+  if (counter) dict.counter = true;
+  if (optimizer || scheduler || counter ||
+      has_token(tokens, {"scaler", "loss", "losses", "best", "lr", "rng", "amp", "ema", "history", "metric",
+                         "metrics", "acc", "accuracy", "score", "val", "f1", "bleu", "perplexity", "miou"})) {
+    dict.progress = true;
+  }
+  // A bag torchlint cannot look into may hold any of the training state.
+  static const std::unordered_set<std::string_view> opaque = {
+      "state", "states", "train_state", "training_state", "trainer_state", "trainer", "extra", "extras",
+      "extra_state", "resume", "resume_state", "meta", "metadata", "info", "checkpoint", "ckpt", "progress",
+      "train", "training", "misc", "others", "other",
+  };
+  if (top && opaque.contains(k) && !ts_node_is_null(value) && !is_type(value, "dictionary")) dict.readable = false;
+}
+
+// What an object `expr` (a value stored, or the receiver of .state_dict()) is.
+void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) {
+  const Syntax& syn = Syntax::get();
+  // `accelerator.unwrap_model(model).state_dict()`: the unwrapped argument.
+  if (syn.kind(expr) == Kind::kCall) {
+    TSNode callee = field(expr, syn.fields().function);
+    if (lower(model.text(callee)).find("unwrap") != std::string::npos) {
+      TSNode args = field(expr, syn.fields().arguments);
+      if (!ts_node_is_null(args) && ts_node_named_child_count(args) > 0) expr = ts_node_named_child(args, 0);
+    }
+  }
+  std::string text(model.text(expr));
+  std::string root = receiver_root(expr, model);
+  dict.saved.push_back(text);
+  if (!root.empty() && root != text) dict.saved.push_back(root);
+  ValueInfo v = model.infer_value(expr);
+  // Unknown values are judged by the name of the object they are rooted at (`model.module`).
+  std::string_view name = root.empty() ? std::string_view(text) : std::string_view(root);
+  std::string_view last = last_component(name);
+  auto tokens = name_tokens(last);
+  switch (v.kind) {
+    case ValueKind::kOptimizer: dict.optimizer_state = dict.progress = true; return;
+    case ValueKind::kScheduler: dict.scheduler_state = dict.progress = true; return;
+    case ValueKind::kModel: dict.model_state = true; return;
+    case ValueKind::kUnknown: break;
+    default: return;
+  }
+  if (names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
+    dict.optimizer_state = dict.progress = true;
+  } else if (names_scheduler(last)) {
+    dict.scheduler_state = dict.progress = true;
+  } else if (names_model(last)) {
+    dict.model_state = true;
+  }
+}
+
+void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  Kind vk = syn.kind(value);
+  if (vk == Kind::kIdentifier || vk == Kind::kAttribute) {
+    read_object(value, model, dict);
+    return;
+  }
+  // The value's subtree: .state_dict() calls and nested dicts' keys.
+  std::vector<TSNode> stack{value};
+  size_t budget = 4096;
+  while (!stack.empty() && budget-- > 0) {
+    TSNode n = stack.back();
+    stack.pop_back();
+    Kind k = syn.kind(n);
+    if (k == Kind::kCall) {
+      TSNode callee = field(n, f.function);
+      if (syn.kind(callee) == Kind::kAttribute && model.text(field(callee, f.attribute)) == "state_dict") {
+        read_object(field(callee, f.object), model, dict);
+      }
+    } else if (is_type(n, "pair")) {
+      TSNode key = ts_node_child_by_field_name(n, "key", 3);
+      std::string_view text;
+      if (string_literal_value(key, model.source(), text)) read_key(text, ts_node_child_by_field_name(n, "value", 5), false, dict);
+    } else if (k == Kind::kString) {
+      continue;
+    }
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = count; i-- > 0;) stack.push_back(ts_node_named_child(n, i));
+  }
+}
+
+void read_entries(TSNode dict_node, const SemanticModel& model, CheckpointDict& dict) {
+  uint32_t n = ts_node_named_child_count(dict_node);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode c = ts_node_named_child(dict_node, i);
+    if (is_type(c, "pair")) {
+      TSNode key = ts_node_child_by_field_name(c, "key", 3);
+      TSNode value = ts_node_child_by_field_name(c, "value", 5);
+      std::string_view text;
+      if (!string_literal_value(key, model.source(), text)) {
+        dict.readable = false;
+        continue;
+      }
+      read_key(text, value, true, dict);
+      if (!ts_node_is_null(value)) read_value(value, model, dict);
+    } else if (is_type(c, "dictionary_splat")) {
+      dict.readable = false;  // `**extra`: keys torchlint cannot see
+    } else if (!is_type(c, "comment")) {
+      dict.readable = false;
+    }
+  }
+}
+
+bool read_dict_call_arguments(TSNode args, const SemanticModel& model, CheckpointDict& dict) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  if (ts_node_is_null(args) || syn.kind(args) != Kind::kArgumentList) return false;
+  uint32_t n = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode a = ts_node_named_child(args, i);
+    Kind k = syn.kind(a);
+    if (k == Kind::kComment) continue;
+    if (k == Kind::kKeywordArgument) {
+      TSNode value = field(a, f.value);
+      read_key(model.text(field(a, f.name)), value, true, dict);
+      if (!ts_node_is_null(value)) read_value(value, model, dict);
+    } else if (is_type(a, "dictionary")) {
+      read_entries(a, model, dict);
+    } else {
+      dict.readable = false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(expr)) return std::nullopt;
+  if (syn.kind(expr) == Kind::kParenthesizedExpression) expr = ts_node_named_child(expr, 0);
+  CheckpointDict dict;
+  if (is_type(expr, "dictionary")) {
+    read_entries(expr, model, dict);
+    return dict;
+  }
+  if (syn.kind(expr) == Kind::kCall) {
+    auto q = model.resolve_qualified_name(field(expr, syn.fields().function));
+    if (q != "builtins.dict") return std::nullopt;
+    if (!read_dict_call_arguments(field(expr, syn.fields().arguments), model, dict)) dict.readable = false;
+    return dict;
+  }
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------
+// Training checkpoints
+
+namespace {
+
+bool is_torch_save(const std::optional<std::string>& q) {
+  return q == "torch.save" || q == "torch.serialization.save";
+}
+
+// A loop that runs epochs or training steps.
+bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
+  if (loop.calls_backward || loop.steps_optimizer) return true;
+  for (const auto& e : loop.events) {
+    if (e.kind == LoopEventKind::kForward || e.kind == LoopEventKind::kOptimizerStep ||
+        e.kind == LoopEventKind::kBackward || e.kind == LoopEventKind::kCall) {
+      return true;
+    }
+  }
+  const Fields& f = Syntax::get().fields();
+  std::string text;
+  if (loop.is_for) {
+    text = lower(model.text(field(loop.node, f.left))) + " " + lower(model.text(loop.iter));
+  } else {
+    text = lower(model.text(field(loop.node, f.condition)));
+  }
+  return text.find("epoch") != std::string::npos || text.find("step") != std::string::npos ||
+         text.find("iter") != std::string::npos;
+}
+
+bool checkpointing_name(std::string_view function_name) {
+  return has_token(name_tokens(function_name),
+                   {"train", "training", "fit", "save", "checkpoint", "checkpoints", "ckpt", "snapshot", "epoch",
+                    "resume", "checkpointing"});
+}
+
+}  // namespace
+
+TrainingCheckpointTracker::LocalDict* TrainingCheckpointTracker::local_dict(const std::string& function,
+                                                                            std::string_view name) {
+  for (auto& d : dicts_) {
+    if (d.function == function && d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+std::optional<CheckpointDict> TrainingCheckpointTracker::dict_of(TSNode expr, RuleContext& ctx, size_t* id) {
+  *id = 0;
+  if (auto d = read_checkpoint_dict(expr, ctx.model())) return d;
+  if (Syntax::get().kind(expr) == Kind::kIdentifier) {
+    if (LocalDict* d = local_dict(ctx.model().function().qualname, ctx.text(expr))) {
+      *id = d->id;
+      return d->dict;
+    }
+  }
+  return std::nullopt;
+}
+
+void TrainingCheckpointTracker::add_candidate(TSNode node, CheckpointDict dict, size_t dict_id,
+                                              std::vector<ProjectCondition> conditions, RuleContext& ctx) {
+  const SemanticModel& model = ctx.model();
+  const FunctionState& fn = model.function();
+  Candidate c;
+  c.node = node;
+  c.dict = std::move(dict);
+  c.dict_id = dict_id;
+  c.function = fn.qualname;
+  c.function_name = fn.is_module_level ? std::string() : fn.name;
+  if (const ClassInfo* cls = model.enclosing_class()) c.class_qualname = cls->qualname;
+  c.module_level = fn.is_module_level;
+  c.in_loop = model.loop_depth() > 0;
+  for (size_t i = fn.loop_base; i < model.loops().size(); ++i) {
+    if (is_epoch_loop(model.loops()[i], model)) c.epoch_loop = true;
+  }
+  c.after_loop = functions_after_training_loop_.contains(fn.qualname);
+  c.parameters_optimizers = objects_.parameters(ctx, ValueKind::kOptimizer);
+  c.parameters_schedulers = objects_.parameters(ctx, ValueKind::kScheduler);
+  c.conditions = std::move(conditions);
+  candidates_.push_back(std::move(c));
+}
+
+void TrainingCheckpointTracker::on_assign(const AssignEvent& event, RuleContext& ctx) {
+  objects_.on_assign(event, ctx);
+  const SemanticModel& model = ctx.model();
+  const Syntax& syn = Syntax::get();
+  const std::string& fn = model.function().qualname;
+  Kind tk = syn.kind(event.target);
+  if (tk == Kind::kIdentifier) {
+    if (event.op != "=") return;
+    std::string_view name = model.text(event.target);
+    auto d = ts_node_is_null(event.value) ? std::nullopt : read_checkpoint_dict(event.value, model);
+    LocalDict* existing = local_dict(fn, name);
+    if (d) {
+      if (!existing) {
+        dicts_.push_back({0, fn, std::string(name), {}});
+        existing = &dicts_.back();
+      }
+      existing->id = next_dict_id_++;
+      existing->dict = std::move(*d);
+    } else if (existing) {
+      existing->name.clear();  // rebound to something else
+    }
+    return;
+  }
+  if (is_type(event.target, "subscript")) {
+    TSNode object = ts_node_child_by_field_name(event.target, "value", 5);
+    if (syn.kind(object) != Kind::kIdentifier) return;
+    std::string_view name = model.text(object);
+    saving_[fn].mutated.insert(std::string(name));
+    LocalDict* d = local_dict(fn, name);
+    if (!d) return;
+    TSNode key = ts_node_child_by_field_name(event.target, "subscript", 9);
+    std::string_view text;
+    if (event.op != "=" || !string_literal_value(key, model.source(), text)) {
+      d->dict.readable = false;
+      return;
+    }
+    read_key(text, event.value, true, d->dict);
+    if (!ts_node_is_null(event.value)) read_value(event.value, model, d->dict);
+  }
+}
+
+void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx) {
+  const SemanticModel& model = ctx.model();
+  const Syntax& syn = Syntax::get();
+  const std::string& fn = model.function().qualname;
+  if (is_torch_save(call.qualname)) {
+    TSNode obj = call.keyword("obj", model.source());
+    if (ts_node_is_null(obj)) obj = call.positional(0);
+    if (ts_node_is_null(obj)) return;
+    size_t id = 0;
+    if (auto d = dict_of(obj, ctx, &id)) {
+      saving_[fn].saves_other = true;
+      add_candidate(call.node, std::move(*d), id, {}, ctx);
+      return;
+    }
+    const Binding* b = syn.kind(obj) == Kind::kIdentifier ? model.lookup(model.text(obj)) : nullptr;
+    if (b && b->kind == BindingKind::kParameter) {
+      saving_[fn].saved_parameters.emplace_back(model.text(obj));
+    } else {
+      saving_[fn].saves_other = true;
+    }
+    return;
+  }
+  // Changes to a dict being built: `state.update(...)`.
+  if (!call.method.empty() && !ts_node_is_null(call.receiver) && syn.kind(call.receiver) == Kind::kIdentifier) {
+    std::string_view name = model.text(call.receiver);
+    static const std::unordered_set<std::string_view> mutators = {"update", "setdefault", "pop", "popitem", "clear"};
+    if (mutators.contains(call.method)) {
+      saving_[fn].mutated.insert(std::string(name));
+      if (LocalDict* d = local_dict(fn, name)) {
+        if (call.method == "update" && !call.has_args_splat && !call.has_kwargs_splat) {
+          if (!read_dict_call_arguments(call.arguments, model, d->dict)) d->dict.readable = false;
+        } else {
+          d->dict.readable = false;
+        }
+      }
+      return;
+    }
+  }
+  // A dict handed to a project function: a checkpoint if that function saves the argument.
+  bool project = call.qualname && !is_library_name(*call.qualname);
+  if (ts_node_is_null(call.arguments)) return;
+  uint32_t n = ts_node_named_child_count(call.arguments);
+  size_t position = 0;
+  bool candidate_added = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode arg = ts_node_named_child(call.arguments, i);
+    Kind k = syn.kind(arg);
+    if (k == Kind::kComment) continue;
+    if (k == Kind::kListSplat) break;
+    std::string parameter;
+    TSNode value = arg;
+    if (k == Kind::kKeywordArgument) {
+      parameter = std::string(model.text(field(arg, syn.fields().name)));
+      value = field(arg, syn.fields().value);
+    } else if (k == Kind::kDictionarySplat) {
+      continue;
+    } else {
+      parameter = std::to_string(position++);
+    }
+    if (ts_node_is_null(value)) continue;
+    size_t id = 0;
+    auto d = dict_of(value, ctx, &id);
+    if (!d) continue;
+    if (project && !candidate_added && d->model_state) {
+      ProjectCondition saves;
+      saves.kind = ProjectCondition::Kind::kReachableHas;
+      saves.roots = {*call.qualname};
+      saves.fact = "torch-saves-param:" + parameter;
+      add_candidate(call.node, std::move(*d), id, {std::move(saves)}, ctx);
+      candidate_added = true;
+    } else if (id != 0 && !(call.qualname && is_library_name(*call.qualname))) {
+      // Handed to code that may add to it.
+      for (auto& ld : dicts_) {
+        if (ld.id == id) ld.dict.readable = false;
+      }
+    }
+  }
+}
+
+void TrainingCheckpointTracker::on_loop_end(const LoopState& loop, RuleContext& ctx) {
+  if (is_epoch_loop(loop, ctx.model())) functions_after_training_loop_.insert(ctx.model().function().qualname);
+}
+
+void TrainingCheckpointTracker::on_function_end(const FunctionState& fn, RuleContext& ctx) {
+  for (auto& c : candidates_) {
+    if (c.function == fn.qualname && !c.decided) {
+      c.function_trains = fn.steps_optimizer || fn.calls_backward;
+      c.decided = true;
+    }
+  }
+  auto it = saving_.find(fn.qualname);
+  if (it != saving_.end()) {
+    const SavingFunction& s = it->second;
+    // A helper that only ever saves what it is given, unchanged: `save_checkpoint(state, path)`.
+    if (!s.saves_other && !fn.is_module_level) {
+      auto names = parameter_names(fn.node, ctx.model());
+      for (const auto& p : s.saved_parameters) {
+        if (s.mutated.contains(p)) continue;
+        auto pos = std::find(names.begin(), names.end(), p);
+        if (pos == names.end()) continue;
+        ctx.add_fact("torch-saves-param:" + std::to_string(pos - names.begin()));
+        ctx.add_fact("torch-saves-param:" + p);
+      }
+    }
+    saving_.erase(it);
+  }
+  std::erase_if(dicts_, [&](const LocalDict& d) { return d.function == fn.qualname; });
+}
+
+std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& ctx) {
+  const FunctionState& top = ctx.model().function();
+  std::vector<TrainingCheckpoint> out;
+  std::unordered_set<size_t> seen_dicts;
+  for (auto& c : candidates_) {
+    if (!c.decided) c.function_trains = top.steps_optimizer || top.calls_backward;
+    if (!c.dict.readable || !c.dict.model_state) continue;
+    bool by_name = !c.module_level && checkpointing_name(c.function_name);
+    bool strong = c.in_loop && (c.function_trains || c.epoch_loop);
+    bool weak = c.after_loop || c.function_trains || by_name;
+    if (!strong && !(weak && c.dict.progress)) continue;
+    // The optimizers and schedulers the code around the save has, nearest first.
+    auto nearest = [&](ValueKind kind, const std::vector<TrainingObject>& params) {
+      std::vector<TrainingObject> found = objects_.owned_by(c.function, kind);
+      found.insert(found.end(), params.begin(), params.end());
+      if (found.empty() && !c.class_qualname.empty()) found = objects_.owned_by(c.class_qualname, kind);
+      if (found.empty()) found = objects_.owned_by(top.qualname, kind);
+      if (found.empty() && (strong || by_name)) found = objects_.all(kind);
+      return found;
+    };
+    TrainingCheckpoint t;
+    t.optimizers = nearest(ValueKind::kOptimizer, c.parameters_optimizers);
+    if (t.optimizers.empty() && !c.dict.optimizer_state) continue;  // no optimizer: not training code
+    t.schedulers = nearest(ValueKind::kScheduler, c.parameters_schedulers);
+    if (c.dict_id != 0 && !seen_dicts.insert(c.dict_id).second) continue;  // the same dict saved twice
+    t.node = c.node;
+    t.dict = std::move(c.dict);
+    t.conditions = std::move(c.conditions);
+    t.function_name = c.function_name;
+    out.push_back(std::move(t));
+  }
+  candidates_.clear();
+  return out;
+}
+
+bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, const TrainingObject& object) {
+  auto named = [&](const TrainingObject& o) {
+    for (const auto& s : checkpoint.dict.saved) {
+      if (s == o.name || s.starts_with(o.name + ".") || s.starts_with(o.name + "[")) return true;
+      if (last_component(s) == last_component(o.name)) return true;
+    }
+    return false;
+  };
+  if (named(object)) return true;
+  const auto& peers = object.kind == ValueKind::kOptimizer ? checkpoint.optimizers : checkpoint.schedulers;
+  for (const auto& other : peers) {
+    if (other.name != object.name && named(other)) return false;  // the dict names its objects, not this one
+  }
+  return object.kind == ValueKind::kOptimizer ? checkpoint.dict.optimizer_state : checkpoint.dict.scheduler_state;
+}
+
+// ---------------------------------------------------------------------------------
+// Request handlers
+
+namespace {
+
+bool is_app_constructor(std::string_view q) {
+  static const std::unordered_set<std::string_view> apps = {
+      "fastapi.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter", "fastapi.applications.FastAPI",
+      "flask.Flask", "flask.Blueprint", "flask.app.Flask", "flask.blueprints.Blueprint", "quart.Quart",
+      "quart.Blueprint", "sanic.Sanic", "sanic.Blueprint", "starlette.applications.Starlette",
+      "starlette.routing.Router", "litestar.Litestar", "litestar.Router", "aiohttp.web.RouteTableDef",
+      "flask_restx.Namespace", "flask_smorest.Blueprint",
+  };
+  return apps.contains(q);
+}
+
+bool is_route_verb(std::string_view verb) {
+  static const std::unordered_set<std::string_view> verbs = {
+      "get", "post", "put", "delete", "patch", "head", "options", "route", "websocket", "api_route", "trace",
+      "websocket_route", "view",
+  };
+  return verbs.contains(verb);
+}
+
+bool names_app(std::string_view name) {
+  std::string n = lower(last_component(name));
+  static const std::unordered_set<std::string_view> exact = {
+      "app", "application", "api", "router", "bp", "blueprint", "server", "routes", "api_router", "web_app",
+  };
+  return exact.contains(n) || n.ends_with("_app") || n.ends_with("_router") || n.ends_with("_bp") ||
+         n.ends_with("_blueprint") || n.ends_with("_api") || n.ends_with("_routes");
+}
+
+// Libraries whose callables are not torch models run by forward (they handle grad mode
+// and eval themselves, or are not torch at all).
+bool is_non_torch_model_library(std::string_view q) {
+  static const std::unordered_set<std::string_view> tops = {
+      "transformers", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "openai", "vllm",
+      "langchain", "spacy", "sklearn", "joblib", "pickle", "tensorflow", "keras", "easyocr", "whisper",
+      "gradio", "tritonclient", "jax", "xgboost", "lightgbm", "open_clip", "clip",
+  };
+  return tops.contains(q.substr(0, q.find('.')));
+}
+
+}  // namespace
+
+void RequestHandlers::on_assign(const AssignEvent& event, RuleContext& ctx) {
+  if (event.op != "=" || ts_node_is_null(event.value)) return;
+  const SemanticModel& model = ctx.model();
+  const Syntax& syn = Syntax::get();
+  Kind tk = syn.kind(event.target);
+  if (tk != Kind::kIdentifier && tk != Kind::kAttribute) return;
+  if (syn.kind(event.value) != Kind::kCall) return;
+  auto q = model.resolve_qualified_name(field(event.value, syn.fields().function));
+  if (!q) return;
+  std::string target(model.text(event.target));
+  if (is_app_constructor(*q)) apps_.insert(target);
+  if (*q == "bentoml.Service") services_.insert(target);
+  if (is_non_torch_model_library(*q) && model.infer_value(event.value).kind == ValueKind::kUnknown) {
+    library_callables_.insert(target);
+  }
+}
+
+bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) const {
+  return library_callables_.contains(std::string(name));
+}
+
+bool RequestHandlers::current_is_handler(RuleContext& ctx) {
+  const FunctionState& fn = ctx.model().function();
+  if (fn.is_module_level) return false;
+  auto [it, inserted] = cache_.try_emplace(fn.node.id, false);
+  if (inserted) it->second = is_handler(fn, ctx.model());
+  return it->second;
+}
+
+bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& model) const {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  auto decorators = [&](TSNode definition, auto&& visit) {
+    TSNode parent = ts_node_parent(definition);
+    if (ts_node_is_null(parent) || syn.kind(parent) != Kind::kDecoratedDefinition) return false;
+    uint32_t n = ts_node_named_child_count(parent);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode dec = ts_node_named_child(parent, i);
+      if (syn.kind(dec) != Kind::kDecorator) continue;
+      if (visit(ts_node_named_child(dec, 0))) return true;
+    }
+    return false;
+  };
+  bool routed = decorators(fn.node, [&](TSNode expr) {
+    if (ts_node_is_null(expr)) return false;
+    bool is_call = syn.kind(expr) == Kind::kCall;
+    TSNode callee = is_call ? field(expr, f.function) : expr;
+    if (auto q = model.resolve_qualified_name(callee)) {
+      if (*q == "bentoml.api") return true;
+      if (q->starts_with("litestar.") && is_route_verb(last_component(*q))) return true;
+    }
+    if (!is_call || syn.kind(callee) != Kind::kAttribute) return false;
+    std::string_view verb = model.text(field(callee, f.attribute));
+    std::string object(model.text(field(callee, f.object)));
+    if (verb == "api") return services_.contains(object);
+    if (!is_route_verb(verb)) return false;
+    if (apps_.contains(object)) return true;
+    // An app from another module (`from .app import router`): a route path says it.
+    if (!names_app(object)) return false;
+    TSNode args = field(expr, f.arguments);
+    TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+    std::string_view path;
+    return !ts_node_is_null(first) && string_literal_value(first, model.source(), path) && path.starts_with("/");
+  });
+  if (routed) return true;
+  // Ray Serve: a deployment class answers requests in __call__.
+  if (fn.name != "__call__" || fn.enclosing_class < 0) return false;
+  TSNode cls = ts_node_parent(fn.node);
+  if (!ts_node_is_null(cls) && syn.kind(cls) == Kind::kDecoratedDefinition) cls = ts_node_parent(cls);
+  if (!ts_node_is_null(cls)) cls = ts_node_parent(cls);  // block -> class_definition
+  if (ts_node_is_null(cls) || syn.kind(cls) != Kind::kClassDefinition) return false;
+  return decorators(cls, [&](TSNode expr) {
+    if (ts_node_is_null(expr)) return false;
+    TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, f.function) : expr;
+    auto q = model.resolve_qualified_name(callee);
+    return q && q->starts_with("ray.serve") && q->ends_with("deployment");
+  });
+}
+
+}  // namespace torchlint::python

@@ -1,0 +1,171 @@
+#pragma once
+// What the checkpoint rules (TL301–TL303) agree a training checkpoint is, and the small
+// pieces of knowledge the serialization and serving rules share (TL306, TL701–TL703):
+// which optimizers and LR schedulers the code has, which names hold models, and which
+// functions are request handlers of a web or model-serving app. Each rule keeps its own
+// trackers and decides what is missing.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "rule.h"
+
+namespace torchlint::python {
+
+// --- Names -----------------------------------------------------------------------
+
+// Lower-case `_`-separated tokens of the last component of a dotted name.
+std::vector<std::string> name_tokens(std::string_view name);
+std::string_view last_component(std::string_view dotted);
+// A variable named like an optimizer (`optimizer`, `g_optim`, `optimizer_d`), not like its
+// configuration (`optimizer_cfg`, `optimizer_name`).
+bool names_optimizer(std::string_view name);
+// A variable named like an LR scheduler (`scheduler`, `lr_scheduler`, `sched`), not a
+// diffusion noise scheduler or a schedule's configuration.
+bool names_scheduler(std::string_view name);
+// A variable named like a model (`model`, `net`, `ema_model`, `backbone`).
+bool names_model(std::string_view name);
+// The object an expression is rooted at: `model` for `model.module.to(d)`, `self.net`
+// for `self.net.module`; empty for anything else (calls of calls, subscripts).
+std::string receiver_root(TSNode expr, const SemanticModel& model);
+// The function's parameter names in order, without a method's `self`/`cls`.
+std::vector<std::string> parameter_names(TSNode function_definition, const SemanticModel& model);
+// The top-level package of a qualified name is a third-party or standard library one.
+bool is_library_name(std::string_view qualname);
+
+// --- Optimizers and schedulers ------------------------------------------------------
+
+struct TrainingObject {
+  ValueKind kind = ValueKind::kUnknown;  // kOptimizer or kScheduler
+  std::string name;                      // as written: "opt", "self.optimizer"
+  uint32_t line = 0;
+  std::string owner;                     // the function that assigns it, or the class for self.x
+  std::string function_name;             // short name of that function ("" at module level)
+  bool parameter = false;
+  bool self_attribute = false;
+};
+
+// Records the optimizers and LR schedulers a file creates (by constructor, factory or a
+// name that says so), so rules can ask which ones a function, class or module has.
+class TrainingObjects {
+ public:
+  void on_assign(const AssignEvent& event, RuleContext& ctx);
+  // The current function's parameters of `kind` (annotation or name).
+  std::vector<TrainingObject> parameters(RuleContext& ctx, ValueKind kind) const;
+  // Assigned in function `owner` (a function qualname) or as `self.x` in class `owner`.
+  std::vector<TrainingObject> owned_by(const std::string& owner, ValueKind kind) const;
+  std::vector<TrainingObject> all(ValueKind kind) const;
+
+ private:
+  std::vector<TrainingObject> objects_;
+};
+
+// --- Training checkpoints -----------------------------------------------------------
+
+// What a checkpoint dict visibly holds.
+struct CheckpointDict {
+  bool readable = true;         // every key a literal, nothing spread in, no opaque bag
+  bool model_state = false;     // model weights (a model's state_dict(), a "model"/"state_dict" key)
+  bool optimizer_state = false;  // a key or value that stands for optimizer state
+  bool scheduler_state = false;
+  bool counter = false;         // an epoch/step/iteration key
+  bool progress = false;        // any training-progress entry (counter, optimizer, loss, best metric, ...)
+  std::vector<std::string> saved;  // what is saved: receivers of .state_dict() and stored objects
+};
+
+struct TrainingCheckpoint {
+  TSNode node{};                 // the torch.save call, or the call handing the dict to a saving helper
+  CheckpointDict dict;
+  std::vector<TrainingObject> optimizers;  // what the code around the save has
+  std::vector<TrainingObject> schedulers;
+  std::vector<ProjectCondition> conditions;  // a helper call: the helper must save that argument
+  std::string function_name;     // for messages
+};
+
+// Finds `torch.save` of a training checkpoint: a dict literal (or a dict built in the same
+// function) holding model state, saved in or after an epoch loop, or in a training or
+// checkpointing function, in code that has an optimizer. Dicts handed to a project helper
+// that torch.saves that argument count too (decided by the project pass).
+class TrainingCheckpointTracker {
+ public:
+  void on_call(const CallEvent& call, RuleContext& ctx);
+  void on_assign(const AssignEvent& event, RuleContext& ctx);
+  void on_loop_end(const LoopState& loop, RuleContext& ctx);
+  void on_function_end(const FunctionState& fn, RuleContext& ctx);
+  // The training checkpoints of the file, once it has been read to the end.
+  std::vector<TrainingCheckpoint> finish(RuleContext& ctx);
+
+  // Whether `object` is saved in `checkpoint` (by name, or by a key when the dict names
+  // no other object of the same kind).
+  static bool saves(const TrainingCheckpoint& checkpoint, const TrainingObject& object);
+
+ private:
+  struct LocalDict {
+    size_t id = 0;
+    std::string function;
+    std::string name;
+    CheckpointDict dict;
+  };
+  struct Candidate {
+    TSNode node{};
+    CheckpointDict dict;
+    size_t dict_id = 0;            // 0 for literals
+    std::string function;          // qualname
+    std::string function_name;
+    std::string class_qualname;
+    bool module_level = false;
+    bool in_loop = false;
+    bool epoch_loop = false;       // an enclosing loop runs epochs or training steps
+    bool after_loop = false;       // a training/epoch loop of this function ended before
+    bool function_trains = false;  // filled in at function end
+    bool decided = false;          // function facts are final
+    std::vector<TrainingObject> parameters_optimizers;
+    std::vector<TrainingObject> parameters_schedulers;
+    std::vector<ProjectCondition> conditions;
+  };
+  struct SavingFunction {
+    std::vector<std::string> saved_parameters;
+    bool saves_other = false;
+    std::unordered_set<std::string> mutated;
+  };
+
+  LocalDict* local_dict(const std::string& function, std::string_view name);
+  std::optional<CheckpointDict> dict_of(TSNode expr, RuleContext& ctx, size_t* id);
+  void add_candidate(TSNode node, CheckpointDict dict, size_t dict_id, std::vector<ProjectCondition> conditions,
+                     RuleContext& ctx);
+
+  TrainingObjects objects_;
+  std::vector<LocalDict> dicts_;
+  size_t next_dict_id_ = 1;
+  std::vector<Candidate> candidates_;
+  std::unordered_set<std::string> functions_after_training_loop_;
+  std::unordered_map<std::string, SavingFunction> saving_;
+};
+
+// Reads a dict literal or `dict(...)` call into what it holds; nullopt when `expr` is neither.
+std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticModel& model);
+
+// --- Request handlers -----------------------------------------------------------------
+
+// Knows the web and model-serving apps of a file (FastAPI, Flask, Starlette, Litestar,
+// Sanic, Quart, aiohttp, BentoML, Ray Serve) and which functions they route requests to.
+class RequestHandlers {
+ public:
+  void on_assign(const AssignEvent& event, RuleContext& ctx);
+  // Whether the function being traversed is a request handler.
+  bool current_is_handler(RuleContext& ctx);
+  // Whether `name` ("pipe", "self.yolo") holds the result of a library call that is not a
+  // torch model run by forward (HF pipelines, tokenizers, YOLO wrappers, ONNX sessions).
+  bool is_library_callable(std::string_view name, RuleContext& ctx) const;
+
+ private:
+  bool is_handler(const FunctionState& fn, const SemanticModel& model) const;
+  std::unordered_set<std::string> apps_;       // names bound to app/router objects
+  std::unordered_set<std::string> services_;   // names bound to bentoml.Service objects
+  std::unordered_set<std::string> library_callables_;  // "<owner>|name"
+  std::unordered_map<const void*, bool> cache_;
+};
+
+}  // namespace torchlint::python
