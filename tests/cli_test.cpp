@@ -442,3 +442,38 @@ TEST_CASE("github, jsonl and gitlab formats") {
   CHECK(gl[1]["severity"] == "critical");
   CHECK(gl[0]["fingerprint"] != gl[1]["fingerprint"]);
 }
+
+TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") {
+  TempDir d;
+  d.write("nb.ipynb", R"nb({
+ "cells": [
+  {"cell_type": "markdown", "metadata": {}, "source": ["# Notes\n", "torch.load('x')\n"]},
+  {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+   "source": [
+    "!pip install torch\n",
+    "%matplotlib inline\n",
+    "import torch\n",
+    "model = torch.nn.DataParallel(net)\n",
+    "ok = torch.nn.DataParallel(net)  # noqa: TL401\n"
+   ]},
+  {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [],
+   "source": ["%%bash\n", "echo this is not python (\n"]},
+  {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [],
+   "source": "state = torch.load('w.pt')"}
+ ],
+ "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+})nb");
+  auto r = run("check nb.ipynb --output-format concise", d.path);
+  CHECK(r.exit == 1);
+  CHECK(r.out.find("nb.ipynb:cell 2:4:9: TL401") != std::string::npos);
+  CHECK(r.out.find("nb.ipynb:cell 4:1:9: TL304") != std::string::npos);
+  CHECK(r.out.find("TL000") == std::string::npos);  // magics and %%bash are not Python errors
+  CHECK(r.out.find("cell 1") == std::string::npos);  // markdown is not code
+  CHECK(r.out.find("cell 2:5") == std::string::npos);  // noqa works in cells
+  auto sarif = nlohmann::json::parse(run("check nb.ipynb --output-format sarif", d.path).out);
+  auto region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+  CHECK(region["startLine"] == 9);  // the JSON line holding the cell's source line
+  d.write("broken.ipynb", "{not json");
+  auto b = run("check broken.ipynb --output-format concise", d.path);
+  CHECK(b.out.find("TL000 not a Jupyter notebook") != std::string::npos);
+}

@@ -51,6 +51,10 @@ struct Diagnostic {
   // Lines of the enclosing statement: a suppression comment anywhere on them applies.
   uint32_t statement_first_line = 0;
   uint32_t statement_last_line = 0;
+  // Notebooks: `start`/`end` are positions in the .ipynb file; these say where the finding
+  // is in the notebook as a person sees it (cell number, line in the cell, column).
+  uint32_t cell = 0;
+  Position cell_start;
   // Qualified name of the enclosing function or class ("train.validate"), for
   // line-independent fingerprints.
   std::string scope;

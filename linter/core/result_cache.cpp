@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '1'};
+constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '2'};
 
 uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
   for (unsigned char c : data) {
@@ -116,6 +116,8 @@ std::string serialize_file_result(const FileResult& result) {
     w.u32(d.statement_first_line);
     w.u32(d.statement_last_line);
     w.str(d.scope);
+    w.u32(d.cell);
+    write_position(w, d.cell_start);
     w.u8(d.fix ? 1 : 0);
     if (d.fix) {
       w.str(d.fix->message);
@@ -175,6 +177,8 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
     d.statement_first_line = r.u32();
     d.statement_last_line = r.u32();
     d.scope = r.str();
+    d.cell = r.u32();
+    d.cell_start = read_position(r);
     if (r.u8()) {
       Fix fix;
       fix.message = r.str();

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "checker.h"
+#include "notebook.h"
 
 namespace torchlint::python {
 
@@ -44,6 +45,50 @@ static Diagnostic file_level_error(const SourceFile& file, uint32_t offset, std:
 }
 
 FileResult PythonAnalyzer::analyze(const SourceFile& file, const AnalysisOptions& options) const {
+  if (options.relative_path.ends_with(".ipynb")) return analyze_notebook(file, options);
+  return analyze_source(file, options);
+}
+
+FileResult PythonAnalyzer::analyze_notebook(const SourceFile& file, const AnalysisOptions& options) const {
+  std::string error;
+  auto nb = extract_notebook(file.text(), error);
+  if (!nb) {
+    FileResult result;
+    result.diagnostics.push_back(file_level_error(file, 0, error));
+    return result;
+  }
+  SourceFile cells(file.path(), std::move(nb->python));
+  FileResult result = analyze_source(cells, options);
+  auto origin = [&](uint32_t line) -> const NotebookLine& {
+    static const NotebookLine unknown{};
+    return line >= 1 && line <= nb->lines.size() ? nb->lines[line - 1] : unknown;
+  };
+  auto file_position = [&](Position p) {
+    const NotebookLine& o = origin(p.line);
+    return o.file_line ? Position{o.file_line, o.file_column + p.column - 1} : Position{1, 1};
+  };
+  for (auto& d : result.diagnostics) {
+    Position start = cells.position(d.start_byte), end = cells.position(d.end_byte);
+    const NotebookLine& o = origin(start.line);
+    d.cell = o.cell;
+    d.cell_start = {o.line_in_cell, start.column};
+    d.start = file_position(start);
+    d.end = end.line == start.line ? file_position(end) : Position{origin(end.line).file_line, 1};
+    if (d.end.line == 0) d.end = d.start;
+    d.statement_first_line = origin(d.statement_first_line ? d.statement_first_line : start.line).file_line;
+    d.statement_last_line = origin(d.statement_last_line ? d.statement_last_line : start.line).file_line;
+    d.start_byte = d.end_byte = 0;  // offsets into the cells, not the file
+    d.fix.reset();                  // edits would target the cells, not the JSON
+  }
+  for (auto& s : result.suppressions) {
+    s.line = origin(s.line).file_line;
+    s.column = origin(s.comment_line).file_column + s.column - 1;
+    s.comment_line = origin(s.comment_line).file_line;
+  }
+  return result;
+}
+
+FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const AnalysisOptions& options) const {
   FileResult result;
   result.facts.module = options.module;
   if (auto nul = file.find_nul()) {

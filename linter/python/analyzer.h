@@ -12,10 +12,13 @@ namespace torchlint::python {
 class PythonAnalyzer final : public Analyzer {
  public:
   PythonAnalyzer(const RuleRegistry& registry, const std::vector<RuleEntry>& rules);
-  std::vector<std::string> extensions() const override { return {".py", ".pyi"}; }
+  std::vector<std::string> extensions() const override { return {".py", ".pyi", ".ipynb"}; }
   FileResult analyze(const SourceFile& file, const AnalysisOptions& options) const override;
 
  private:
+  FileResult analyze_source(const SourceFile& file, const AnalysisOptions& options) const;
+  FileResult analyze_notebook(const SourceFile& file, const AnalysisOptions& options) const;
+
   struct Registered {
     const RuleEntry* entry;
     size_t index;  // in the registry

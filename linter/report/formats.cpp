@@ -24,6 +24,10 @@ const Format* find_format(std::string_view name) {
 }
 
 std::string location_prefix(const Diagnostic& d) {
+  if (d.cell) {
+    return d.path + ":cell " + std::to_string(d.cell) + ":" + std::to_string(d.cell_start.line) + ":" +
+           std::to_string(d.cell_start.column) + ":";
+  }
   return d.path + ":" + std::to_string(d.start.line) + ":" + std::to_string(d.start.column) + ":";
 }
 

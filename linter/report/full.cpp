@@ -18,7 +18,8 @@ void write_full(std::ostream& out, const ReportContext& ctx) {
     out << paint(ctx.color, "1", location_prefix(d)) << ' ' << paint(ctx.color, "1;31", d.code) << ' '
         << (d.fix ? paint(ctx.color, "36", "[*] ") : "") << d.message << '\n';
     auto it = ctx.outcome.sources.find(d.path);
-    if (it != ctx.outcome.sources.end() && d.start.line > 0) {
+    // A notebook's file lines are JSON: the excerpt would show quoting, not code.
+    if (it != ctx.outcome.sources.end() && d.start.line > 0 && d.cell == 0) {
       std::string_view line = it->second->line_text(d.start.line);
       // Columns are code points; find the byte where the caret goes.
       size_t byte = 0;

@@ -14,6 +14,7 @@ nlohmann::ordered_json finding_json(const Diagnostic& d, const ReportContext& ct
     f["filename"] = d.path;
     f["location"] = {{"row", d.start.line}, {"column", d.start.column}};
     f["end_location"] = {{"row", d.end.line}, {"column", d.end.column}};
+    if (d.cell) f["cell"] = {{"number", d.cell}, {"row", d.cell_start.line}, {"column", d.cell_start.column}};
     if (d.fix) {
       nlohmann::ordered_json edits = nlohmann::ordered_json::array();
       auto src = ctx.outcome.sources.find(d.path);
