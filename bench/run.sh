@@ -105,7 +105,7 @@ json_field() { [[ $2 =~ \"$1\":([0-9.]+) ]] && echo "${BASH_REMATCH[1]}"; }
 # show the linter did real work.
 echo "bench: warming up"
 run_timed "$tmp/parse.json" "$parse_only" "$corpus"
-run_timed "$tmp/lint.txt" "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise
+run_timed "$tmp/lint.txt" "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise --no-cache
 lint_output_lines=$(wc -l <"$tmp/lint.txt")
 
 echo "bench: (a) parse only, best of $runs"
@@ -125,18 +125,27 @@ lines=$(json_field lines "$parse_json")
 bytes=$(json_field bytes "$parse_json")
 
 echo "bench: (b) torchlint --jobs 1, best of $runs"
-best_of "$runs" /dev/null "$lint" check "$corpus" --jobs 1 --select ALL --exit-zero --output-format concise
+best_of "$runs" /dev/null "$lint" check "$corpus" --jobs 1 --select ALL --exit-zero --output-format concise --no-cache
 lint1_us=$best_us
 
 echo "bench: (c) torchlint --jobs $jobs, best of $runs"
-best_of "$runs" /dev/null "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise
+best_of "$runs" /dev/null "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise --no-cache
 lintn_us=$best_us
+
+# (e) the result cache: a cold run that fills it, then unchanged re-runs (target: under
+# 10 % of the cold run). Same --jobs as (c).
+echo "bench: (e) torchlint with a warm cache, best of $runs"
+rm -rf "$tmp/cache"
+run_timed /dev/null "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise --cache-dir "$tmp/cache"
+cold_cache_us=$elapsed_us
+best_of "$runs" /dev/null "$lint" check "$corpus" --jobs "$jobs" --select ALL --exit-zero --output-format concise --cache-dir "$tmp/cache"
+warm_us=$best_us
 
 echo "bench: (d) start-up on bench/small.py, mean of $startup_runs"
 startup_total_us=0
 startup_min_us=
 for ((i = 0; i < startup_runs; i++)); do
-  run_timed /dev/null "$lint" check bench/small.py --select ALL --exit-zero
+  run_timed /dev/null "$lint" check bench/small.py --select ALL --exit-zero --no-cache
   startup_total_us=$((startup_total_us + elapsed_us))
   if [[ -z $startup_min_us ]] || ((elapsed_us < startup_min_us)); then startup_min_us=$elapsed_us; fi
 done
@@ -148,6 +157,9 @@ lintn_s=$(calc %.3f "$lintn_us / 1e6")
 ratio=$(calc %.2f "$lint1_us / $parse_us")
 speedup=$(calc %.2f "$lint1_us / $lintn_us")
 startup_ms=$(calc %.2f "$startup_total_us / $startup_runs / 1e3")
+warm_s=$(calc %.3f "$warm_us / 1e6")
+cold_cache_s=$(calc %.3f "$cold_cache_us / 1e6")
+warm_ratio=$(calc %.3f "$warm_us / $cold_cache_us")
 startup_min_ms=$(calc %.2f "$startup_min_us / 1e3")
 klines() { calc %.0f "$lines / ($1 / 1e6) / 1e3"; }
 verdict() { awk "BEGIN { exit !($1 <= $2) }" && echo ok || echo MISSED; }
@@ -161,10 +173,12 @@ printf '%-36s %9ss %8s kl/s\n' "(a) parse only (tree-sitter, 1 thr)" "$parse_s" 
 printf '%-36s %9ss %8s kl/s\n' "(b) torchlint --jobs 1" "$lint1_s" "$(klines "$lint1_us")"
 printf '%-36s %9ss %8s kl/s\n' "(c) torchlint --jobs $jobs" "$lintn_s" "$(klines "$lintn_us")"
 printf '%-36s %8sms %14s\n' "(d) start-up, mean of $startup_runs" "$startup_ms" "(min ${startup_min_ms}ms)"
+printf '%-36s %9ss %14s\n' "(e) warm cache, jobs $jobs" "$warm_s" "(cold ${cold_cache_s}s)"
 echo
 printf '%-36s %10s   target <= %-6s %s\n' "lint (1 thread) / parse only" "$ratio" "$max_ratio" "$ratio_ok"
 printf '%-36s %9sx\n' "speed-up, jobs $jobs vs 1" "$speedup"
 printf '%-36s %8sms   target <= %-6s %s\n' "start-up" "$startup_ms" "${max_startup_ms}ms" "$startup_ok"
+printf '%-36s %10s   target <= %-6s %s\n' "warm cache / cold run" "$warm_ratio" "0.10" "$(verdict "$warm_ratio" 0.10)"
 printf '%-36s %10s\n' "lint output lines (warm-up run)" "$lint_output_lines"
 
 mkdir -p "$results"
@@ -177,6 +191,7 @@ cat >"$results/latest.json" <<EOF
   "lint_jobs_1": {"seconds": $lint1_s},
   "lint_jobs_n": {"jobs": $jobs, "seconds": $lintn_s},
   "startup": {"runs": $startup_runs, "mean_ms": $startup_ms, "min_ms": $startup_min_ms},
+  "cache": {"cold_seconds": $cold_cache_s, "warm_seconds": $warm_s, "warm_over_cold": $warm_ratio},
   "lint_output_lines": $lint_output_lines,
   "ratios": {"lint_1_over_parse_only": $ratio, "speedup_jobs_n_over_1": $speedup},
   "targets": {
