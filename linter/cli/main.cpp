@@ -11,6 +11,7 @@
 
 #include "all_rules.h"
 #include "check_command.h"
+#include "ckpt_command.h"
 #include "core/fixes.h"
 #include "report/report.h"
 
@@ -109,10 +110,10 @@ bool write_fixed_file(const std::string& path, std::string_view linted, const st
 }
 
 // Applies (or prints as a diff) every fix; returns the number of fixes, or -1 on a write error.
-long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only) {
+long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only, bool unsafe) {
   std::map<std::string, std::vector<const Diagnostic*>> by_file;
   for (const auto& d : run.outcome.diagnostics) {
-    if (d.fix) by_file[d.path].push_back(&d);
+    if (d.fix && (unsafe || !d.fix->unsafe)) by_file[d.path].push_back(&d);
   }
   long total = 0;
   for (const auto& [path, diagnostics] : by_file) {
@@ -140,7 +141,8 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Lint Python files and directories");
   std::vector<std::string> paths, select, extend_select, ignore;
   std::string output_format = "full", color = "auto", output_file, config_file, target_torch;
-  bool exit_zero = false, statistics = false, fix = false, diff = false, baseline_strict = false, no_cache = false;
+  bool exit_zero = false, statistics = false, fix = false, diff = false, baseline_strict = false, no_cache = false,
+       unsafe_fixes = false;
   std::string baseline, write_baseline_file, diff_base, cache_dir;
   unsigned jobs = 0;
   check->add_option("paths", paths, "Files or directories (default: .)");
@@ -164,7 +166,10 @@ int main(int argc, char** argv) {
   check->add_flag("--no-cache", no_cache, "Do not read or write the result cache")->envname("TORCHLINT_NO_CACHE");
   check->add_option("--cache-dir", cache_dir, "Result cache directory (default: .torchlint_cache in the project root)");
   check->add_flag("--fix", fix, "Apply the safe fixes ([*]) to the files, then report what is left");
+  check->add_flag("--unsafe-fixes", unsafe_fixes, "Also apply (or show) fixes that may change behaviour");
   check->add_flag("--diff", diff, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
+  bool include_checkpoints = false;
+  check->add_flag("--include-checkpoints", include_checkpoints, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
 
   auto* rules_cmd = app.add_subcommand("rules", "List every rule");
   std::string rules_format = "text";
@@ -172,6 +177,7 @@ int main(int argc, char** argv) {
   auto* rule_cmd = app.add_subcommand("rule", "Show a rule's documentation");
   std::string rule_code;
   rule_cmd->add_option("code", rule_code, "Rule code or name, e.g. TL102")->required();
+  cli::CkptCommand ckpt_cmd(app);
 
   try {
     app.parse(argc, argv);
@@ -184,6 +190,7 @@ int main(int argc, char** argv) {
 
   if (*rules_cmd) return list_rules(rules_format);
   if (*rule_cmd) return show_rule(rule_code);
+  if (ckpt_cmd.selected()) return ckpt_cmd.run();
 
   const report::Format* format = report::find_format(output_format);
   if (!format) {
@@ -233,7 +240,7 @@ int main(int argc, char** argv) {
   }
 
   if (fix || diff) {
-    auto fixed = apply_or_show_fixes(*run, diff);
+    auto fixed = apply_or_show_fixes(*run, diff, unsafe_fixes);
     if (fixed < 0) return kExitError;
     if (diff) return fixed > 0 && !exit_zero ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
     if (fixed > 0) {
@@ -245,6 +252,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+
+  if (include_checkpoints) cli::add_checkpoint_findings(paths.empty() ? std::vector<std::string>{"."} : paths, run->enabled, run->outcome);
 
   std::ofstream file_out;
   std::ostream* out = &std::cout;

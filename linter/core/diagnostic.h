@@ -18,6 +18,8 @@ struct Edit {
 struct Fix {
   std::string message;  // "Add `weights_only=True`"
   std::vector<Edit> edits;
+  // Unsafe fixes may change behaviour; they are applied only with --unsafe-fixes.
+  bool unsafe = false;
 };
 
 // A question about the whole project that decides whether a finding stands. Rules ask

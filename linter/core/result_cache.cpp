@@ -12,7 +12,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '2'};
+constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '3'};
 
 uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
   for (unsigned char c : data) {
@@ -121,6 +121,7 @@ std::string serialize_file_result(const FileResult& result) {
     w.u8(d.fix ? 1 : 0);
     if (d.fix) {
       w.str(d.fix->message);
+      w.u8(d.fix->unsafe ? 1 : 0);
       w.u32(static_cast<uint32_t>(d.fix->edits.size()));
       for (const auto& e : d.fix->edits) {
         w.u32(e.start);
@@ -182,6 +183,7 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
     if (r.u8()) {
       Fix fix;
       fix.message = r.str();
+      fix.unsafe = r.u8() != 0;
       uint32_t edits = r.count();
       for (uint32_t k = 0; k < edits && r.ok(); ++k) {
         Edit e;

@@ -28,7 +28,7 @@ nlohmann::ordered_json finding_json(const Diagnostic& d, const ReportContext& ct
         }
         edits.push_back(std::move(edit));
       }
-      f["fix"] = {{"applicability", "safe"}, {"message", d.fix->message}, {"edits", std::move(edits)}};
+      f["fix"] = {{"applicability", d.fix->unsafe ? "unsafe" : "safe"}, {"message", d.fix->message}, {"edits", std::move(edits)}};
     } else {
       f["fix"] = nullptr;
     }
