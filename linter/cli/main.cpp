@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "all_rules.h"
+#include "audit_command.h"
 #include "check_command.h"
 #include "ckpt_command.h"
 #include "core/fixes.h"
@@ -171,6 +172,18 @@ int main(int argc, char** argv) {
   bool include_checkpoints = false;
   check->add_flag("--include-checkpoints", include_checkpoints, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
 
+  auto* audit_cmd = app.add_subcommand("audit", "Score a repository against the best-practice checklist");
+  cli::AuditRequest audit;
+  std::string audit_repo, audit_output, audit_checklist;
+  bool audit_no_cache = false;
+  audit_cmd->add_option("repo", audit_repo, "Repository to audit (default: .)");
+  audit_cmd->add_option("--format", audit.format, "markdown, html, json or sarif")
+      ->check(CLI::IsMember({"markdown", "html", "json", "sarif"}));
+  audit_cmd->add_option("-o,--output", audit_output, "Write the report to this file (default: standard output)");
+  audit_cmd->add_option("--checklist", audit_checklist, "A checklist TOML file to score against instead of the built-in one");
+  audit_cmd->add_option("-j,--jobs", audit.check.jobs, "Threads (default: all cores)");
+  audit_cmd->add_flag("--no-cache", audit_no_cache, "Do not read or write the result cache");
+
   auto* rules_cmd = app.add_subcommand("rules", "List every rule");
   std::string rules_format = "text";
   rules_cmd->add_option("--output-format", rules_format, "text or json")->check(CLI::IsMember({"text", "json"}));
@@ -189,6 +202,13 @@ int main(int argc, char** argv) {
   }
 
   if (*rules_cmd) return list_rules(rules_format);
+  if (*audit_cmd) {
+    audit.check.paths = {audit_repo.empty() ? std::string(".") : audit_repo};
+    audit.check.use_cache = !audit_no_cache;
+    if (!audit_output.empty()) audit.output = audit_output;
+    if (!audit_checklist.empty()) audit.checklist_file = audit_checklist;
+    return cli::run_audit(audit);
+  }
   if (*rule_cmd) return show_rule(rule_code);
   if (ckpt_cmd.selected()) return ckpt_cmd.run();
 

@@ -38,6 +38,10 @@ std::optional<Checklist> parse_checklist(std::string_view toml_text, std::string
     item.phase = (*t)["phase"].value_or(std::string());
     item.manual = (*t)["manual"].value_or(false);
     item.evidence = (*t)["evidence"].value_or(std::string());
+    item.rationale = (*t)["rationale"].value_or(std::string());
+    if (const auto* facts = (*t)["applies_if"].as_array()) {
+      for (const auto& f : *facts) item.applies_if.push_back(f.value_or(std::string()));
+    }
     if (const auto* rules = (*t)["rules"].as_array()) {
       for (const auto& r : *rules) item.rules.push_back(r.value_or(std::string()));
     }

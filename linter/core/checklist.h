@@ -16,6 +16,10 @@ struct ChecklistItem {
   std::vector<std::string> rules;
   bool manual = false;
   std::string evidence;
+  std::string rationale;
+  // Project facts of which one must hold for the item to apply ("serves-http");
+  // empty: always applies.
+  std::vector<std::string> applies_if;
 };
 
 struct Checklist {

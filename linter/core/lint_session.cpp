@@ -128,12 +128,14 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
   }
 
   std::vector<const FileFacts*> facts;
+  LintOutcome outcome;
   for (const auto& s : slots) {
-    if (s.source) facts.push_back(&s.result.facts);
+    if (!s.source) continue;
+    facts.push_back(&s.result.facts);
+    for (const auto& fn : s.result.facts.functions) outcome.facts.insert(fn.facts.begin(), fn.facts.end());
   }
   ProjectFacts project(facts);
 
-  LintOutcome outcome;
   for (auto& slot : slots) {
     if (slot.error) {
       outcome.errors.push_back(*slot.error);

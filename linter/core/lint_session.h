@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +56,9 @@ struct LintOutcome {
   std::vector<Diagnostic> baselined;  // known findings a baseline hides (reported in SARIF)
   std::vector<FileError> errors;
   size_t files_linted = 0;
+  // Every fact any function of the project established ("trains", "serves-http", ...):
+  // what the audit decides applicability with.
+  std::set<std::string> facts;
   // Sources of the files with findings, for excerpts in the outputs.
   std::unordered_map<std::string, std::shared_ptr<const SourceFile>> sources;
 };

@@ -202,6 +202,47 @@ std::optional<DeprecatedAmp> deprecated_amp(std::string_view q) {
   return std::nullopt;
 }
 
+std::string_view usage_fact(std::string_view q) {
+  struct Prefix {
+    std::string_view prefix;
+    std::string_view fact;
+  };
+  // Longest prefixes first where they overlap.
+  static constexpr Prefix kPrefixes[] = {
+      {"torch.utils.data.dataloader.DataLoader", "uses-dataloader"},
+      {"torch.nn.parallel.distributed.DistributedDataParallel", "uses-ddp"},
+      {"torch.distributed.init_process_group", "uses-ddp"},
+      {"torch.nn.parallel.data_parallel", "uses-data-parallel"},
+      {"torch.jit.trace", "exports-model"},
+      {"torch.jit.script", "exports-model"},
+      {"torch.jit.save", "exports-model"},
+      {"torch.onnx.export", "exports-model"},
+      {"torch.export.", "exports-model"},
+      {"torch.save", "saves-checkpoint"},
+      {"torch.serialization.load", "loads-checkpoint"},
+      {"torch.jit.load", "loads-checkpoint"},
+      {"torch.amp.", "uses-amp"},
+      {"torch.cuda.amp.", "uses-amp"},
+      {"torch.cpu.amp.", "uses-amp"},
+      {"torch.utils.tensorboard", "tracks-metrics"},
+      {"wandb.", "tracks-metrics"},
+      {"mlflow.", "tracks-metrics"},
+      {"fastapi.", "serves-http"},
+      {"flask.", "serves-http"},
+      {"starlette.", "serves-http"},
+      {"bentoml.", "serves-http"},
+      {"ray.serve", "serves-http"},
+      {"torch.quantization.", "quantizes"},
+      {"torch.ao.quantization.", "quantizes"},
+      {"torch.nn.utils.clip_grad", "clips-gradients"},
+      {"torch.cuda.is_available", "checks-device"},
+  };
+  for (const auto& p : kPrefixes) {
+    if (q.starts_with(p.prefix)) return p.fact;
+  }
+  return {};
+}
+
 bool is_external_package(std::string_view top) {
   static const std::unordered_set<std::string_view> known = {
       "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn",

@@ -63,6 +63,10 @@ struct DeprecatedAmp {
 };
 std::optional<DeprecatedAmp> deprecated_amp(std::string_view qualname);
 
+// What calling `qualname` says about the program, for the audit's applicability checks
+// ("serves-http", "uses-dataloader", ...); empty when nothing.
+std::string_view usage_fact(std::string_view qualname);
+
 // Top-level packages that are never part of the linted project (their calls are not
 // recorded as project call edges).
 bool is_external_package(std::string_view top_level);

@@ -726,6 +726,7 @@ void Checker::on_call(TSNode node) {
       default: break;
     }
     if (q == api::kAutogradGrad) fn.calls_autograd_grad = true;
+    if (auto usage = api::usage_fact(q); !usage.empty()) add_fact(fn, usage);
     if (q == api::kSetGradEnabled && syn.kind(parent) == Kind::kExpressionStatement) {
       TSNode arg = event.positional(0);
       if (is_false_literal(arg)) fn.grad_disabled_statement = true;

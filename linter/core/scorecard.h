@@ -1,0 +1,44 @@
+#pragma once
+// The checklist scorecard: every checklist item with a status and its evidence, built from
+// the findings of all analysers and the facts the project pass collected.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checklist.h"
+#include "diagnostic.h"
+#include "registry.h"
+#include "rule_selection.h"
+
+namespace torchlint {
+
+enum class ItemStatus { kPassed, kFailed, kNotApplicable, kManual, kNotChecked };
+std::string_view item_status_name(ItemStatus s);  // "passed", "failed", ...
+
+struct ItemResult {
+  const ChecklistItem* item = nullptr;
+  ItemStatus status = ItemStatus::kNotChecked;
+  std::vector<const Diagnostic*> evidence;  // findings of the item's rules, in output order
+  std::vector<std::string> checked_by;      // rules that ran for it
+  std::string reason;                       // why not applicable / not checked / manual
+  Severity worst = Severity::kInfo;
+};
+
+struct Scorecard {
+  std::vector<ItemResult> items;  // checklist order
+  size_t passed = 0, failed = 0, not_applicable = 0, manual = 0, not_checked = 0;
+  int score = 0;  // passed items per 100 decided (passed + failed) items
+};
+
+struct ScorecardInputs {
+  const Checklist& checklist;
+  const RuleRegistry& registry;
+  const RuleSet& enabled;
+  const std::vector<Diagnostic>& findings;
+  const std::set<std::string>& facts;     // project facts ("trains", "serves-http", ...)
+  const std::set<Language>& analysers;    // which analysers ran
+};
+
+Scorecard build_scorecard(const ScorecardInputs& in);
+
+}  // namespace torchlint

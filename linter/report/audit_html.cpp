@@ -1,0 +1,247 @@
+// The audit as one self-contained HTML file: inline CSS and SVG, no script, no network.
+// Top to bottom: score and summary, what to do next, charts, the checklist by phase with
+// evidence excerpts, checkpoints, probe figures.
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "audit.h"
+
+namespace torchlint::report {
+
+namespace {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* status_class(ItemStatus s) {
+  switch (s) {
+    case ItemStatus::kPassed: return "passed";
+    case ItemStatus::kFailed: return "failed";
+    case ItemStatus::kNotApplicable: return "na";
+    case ItemStatus::kManual: return "manual";
+    case ItemStatus::kNotChecked: return "unchecked";
+  }
+  return "unchecked";
+}
+
+const char* status_label(ItemStatus s) {
+  switch (s) {
+    case ItemStatus::kPassed: return "passed";
+    case ItemStatus::kFailed: return "failed";
+    case ItemStatus::kNotApplicable: return "not applicable";
+    case ItemStatus::kManual: return "needs a person";
+    case ItemStatus::kNotChecked: return "not checked";
+  }
+  return "";
+}
+
+constexpr const char* kStyle = R"css(
+:root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#ffffff;--panel:#f6f8fa;
+--pass:#1a7f37;--fail:#cf222e;--warn:#9a6700;--na:#6e7781;--manual:#8250df}
+*{box-sizing:border-box}body{margin:0;font:15px/1.5 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:1100px;margin:0 auto;padding:32px 24px 64px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:40px 0 12px;border-bottom:1px solid var(--line);padding-bottom:6px}
+h3{font-size:16px;margin:24px 0 8px}.muted{color:var(--muted)}
+.summary{display:flex;gap:28px;align-items:center;margin:20px 0;padding:20px;background:var(--panel);border:1px solid var(--line);border-radius:10px}
+.counts{display:grid;grid-template-columns:repeat(5,auto);gap:4px 20px}.counts b{font-size:22px;display:block}
+.badge{display:inline-block;padding:1px 9px;border-radius:12px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.badge.passed{background:var(--pass)}.badge.failed{background:var(--fail)}.badge.na{background:var(--na)}
+.badge.manual{background:var(--manual)}.badge.unchecked{background:#afb8c1;color:#1f2328}
+table{width:100%;border-collapse:collapse;margin:8px 0}th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line)}
+th{font-size:13px;color:var(--muted);font-weight:600}td.id{font-weight:600;white-space:nowrap}
+code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:6px 0;overflow-x:auto}
+.finding{margin:6px 0 10px}.finding .sev{font-weight:600;text-transform:uppercase;font-size:11px}
+.sev.error{color:var(--fail)}.sev.warning{color:var(--warn)}.sev.info{color:var(--na)}
+ol.next li{margin:8px 0}.charts{display:grid;grid-template-columns:1fr 1fr;gap:24px}
+.chart{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:12px 16px}
+details summary{cursor:pointer;color:var(--muted)}a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
+footer{margin-top:48px;color:var(--muted);font-size:13px}
+)css";
+
+// Horizontal bars, one per label; pure SVG so the file stays self-contained.
+std::string bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title) {
+  size_t max = 1;
+  for (const auto& [label, n] : bars) max = std::max(max, n);
+  const int row = 26, label_w = 150, width = 460, bar_w = width - label_w - 50;
+  int height = static_cast<int>(bars.size()) * row + 8;
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"" << esc(title) << "\" width=\"100%\" viewBox=\"0 0 " << width << " " << height
+      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  int y = 4;
+  for (const auto& [label, n] : bars) {
+    int w = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(max));
+    svg << "<text x=\"0\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#59636e\">" << esc(label) << "</text>"
+        << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0) << "\" height=\"16\" rx=\"3\" fill=\""
+        << color << "\"/>"
+        << "<text x=\"" << label_w + w + 6 << "\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#1f2328\">" << n << "</text>";
+    y += row;
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+// The score as a ring: the filled share is the score.
+std::string score_ring(int score) {
+  const double r = 42, circumference = 2 * 3.14159265 * r;
+  const char* color = score >= 80 ? "#1a7f37" : score >= 50 ? "#9a6700" : "#cf222e";
+  std::ostringstream svg;
+  svg << "<svg width=\"110\" height=\"110\" viewBox=\"0 0 110 110\" role=\"img\" aria-label=\"score " << score
+      << " of 100\" xmlns=\"http://www.w3.org/2000/svg\"><circle cx=\"55\" cy=\"55\" r=\"" << r
+      << "\" fill=\"none\" stroke=\"#d1d9e0\" stroke-width=\"10\"/><circle cx=\"55\" cy=\"55\" r=\"" << r
+      << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"10\" stroke-linecap=\"round\" stroke-dasharray=\""
+      << circumference * score / 100.0 << " " << circumference << "\" transform=\"rotate(-90 55 55)\"/>"
+      << "<text x=\"55\" y=\"62\" text-anchor=\"middle\" font-size=\"26\" font-weight=\"700\" fill=\"#1f2328\">" << score
+      << "</text></svg>";
+  return svg.str();
+}
+
+std::string excerpt(const Diagnostic& d, const ReportContext& ctx) {
+  auto it = ctx.outcome.sources.find(d.path);
+  if (it == ctx.outcome.sources.end() || d.cell || d.start.line == 0) return {};
+  std::string_view line = it->second->line_text(d.start.line);
+  if (line.size() > 200) line = line.substr(0, 200);
+  return "<pre><span class=\"muted\">" + std::to_string(d.start.line) + " │ </span>" + esc(line) + "</pre>";
+}
+
+std::string finding_html(const Diagnostic& d, const ReportContext& ctx) {
+  std::string where = d.path + ":" + std::to_string(d.start.line) + ":" + std::to_string(d.start.column);
+  return "<div class=\"finding\"><span class=\"sev " + std::string(severity_name(d.severity)) + "\">" +
+         std::string(severity_name(d.severity)) + "</span> <a href=\"" + esc(d.path) + "\"><code>" + esc(where) +
+         "</code></a> <code>" + esc(d.code) + "</code> " + esc(d.message) + excerpt(d, ctx) + "</div>";
+}
+
+}  // namespace
+
+void write_audit_html(std::ostream& out, const AuditContext& ctx) {
+  const Scorecard& card = ctx.scorecard;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      << "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      << "<title>torchlint audit: " << esc(ctx.project) << "</title><style>" << kStyle << "</style></head><body><main>\n";
+  out << "<header id=\"summary\"><h1>torchlint audit: " << esc(ctx.project) << "</h1><div class=\"muted\">Generated "
+      << esc(ctx.generated_at) << " by torchlint " << TORCHLINT_VERSION << " · " << ctx.files_linted << " source files · "
+      << ctx.checkpoints.size() << " checkpoints · " << ctx.findings.outcome.diagnostics.size() << " findings</div>"
+      << "<div class=\"summary\">" << score_ring(card.score) << "<div><div class=\"counts\">"
+      << "<div><b>" << card.passed << "</b><span class=\"badge passed\">passed</span></div>"
+      << "<div><b>" << card.failed << "</b><span class=\"badge failed\">failed</span></div>"
+      << "<div><b>" << card.not_applicable << "</b><span class=\"badge na\">not applicable</span></div>"
+      << "<div><b>" << card.manual << "</b><span class=\"badge manual\">needs a person</span></div>"
+      << "<div><b>" << card.not_checked << "</b><span class=\"badge unchecked\">not checked</span></div>"
+      << "</div><p class=\"muted\">The score counts passed items among those decided (passed or failed).</p></div></div></header>\n";
+
+  out << "<section id=\"next\"><h2>What to do next</h2>";
+  auto next = items_by_impact(card);
+  if (next.empty()) {
+    out << "<p>Nothing failed. Review the items that need a person below.</p>";
+  } else {
+    out << "<ol class=\"next\">";
+    for (const ItemResult* r : next) {
+      std::map<std::string, size_t> per_rule;
+      for (const Diagnostic* d : r->evidence) per_rule[d->code]++;
+      out << "<li><a href=\"#item-" << esc(r->item->id) << "\"><b>" << esc(r->item->id) << "</b> " << esc(r->item->title)
+          << "</a> — " << r->evidence.size() << (r->evidence.size() == 1 ? " finding" : " findings") << ", worst "
+          << severity_name(r->worst) << "<ul>";
+      for (const auto& [code, n] : per_rule) {
+        const RuleInfo* rule = ctx.findings.registry.find(code);
+        out << "<li><code>" << esc(code) << "</code> " << (rule ? esc(rule->name) : "") << " ×" << n << (rule ? ": " + esc(rule->summary()) : "")
+            << "</li>";
+      }
+      out << "</ul></li>";
+    }
+    out << "</ol>";
+  }
+  out << "</section>\n";
+
+  // Charts: findings by checklist part and by severity.
+  std::map<std::string, size_t> by_part;
+  for (const auto& r : card.items) by_part["Part " + r.item->part] += r.evidence.size();
+  std::vector<std::pair<std::string, size_t>> part_bars(by_part.begin(), by_part.end());
+  size_t errors = 0, warnings = 0, infos = 0;
+  for (const auto& d : ctx.findings.outcome.diagnostics) {
+    (d.severity == Severity::kError ? errors : d.severity == Severity::kWarning ? warnings : infos)++;
+  }
+  out << "<section id=\"charts\"><h2>Findings</h2><div class=\"charts\"><div class=\"chart\"><h3>By checklist part</h3>"
+      << bar_chart(part_bars, "#0969da", "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
+      << bar_chart({{"error", errors}, {"warning", warnings}, {"info", infos}}, "#cf222e", "findings by severity")
+      << "</div></div></section>\n";
+
+  out << "<section id=\"checklist\"><h2>Checklist</h2>";
+  static const std::pair<const char*, const char*> kPhases[] = {
+      {"development", "Development"}, {"training", "Training"}, {"evaluation", "Evaluation"},
+      {"production", "Production"}, {"", "Other"}};
+  for (const auto& [phase, title] : kPhases) {
+    std::vector<const ItemResult*> rows;
+    for (const auto& r : card.items) {
+      bool known = r.item->phase == "development" || r.item->phase == "training" || r.item->phase == "evaluation" ||
+                   r.item->phase == "production";
+      if ((*phase && r.item->phase == phase) || (!*phase && !known)) rows.push_back(&r);
+    }
+    if (rows.empty()) continue;
+    out << "<h3 class=\"phase\">" << title << "</h3><table><thead><tr><th>Item</th><th>Status</th><th>Evidence</th></tr></thead><tbody>";
+    for (const ItemResult* r : rows) {
+      out << "<tr id=\"item-" << esc(r->item->id) << "\"><td class=\"id\">" << esc(r->item->id) << "</td><td><div>"
+          << esc(r->item->title) << "</div>";
+      if (!r->item->rationale.empty()) out << "<div class=\"muted\">" << esc(r->item->rationale) << "</div>";
+      out << "<span class=\"badge " << status_class(r->status) << "\">" << status_label(r->status) << "</span></td><td>";
+      if (!r->evidence.empty()) {
+        size_t shown = 0;
+        for (const Diagnostic* d : r->evidence) {
+          if (shown++ == 3) {
+            out << "<details><summary>" << r->evidence.size() - 3 << " more</summary>";
+          }
+          out << finding_html(*d, ctx.findings);
+        }
+        if (r->evidence.size() > 3) out << "</details>";
+      } else if (!r->reason.empty()) {
+        out << "<span class=\"muted\">" << esc(r->reason) << "</span>";
+      } else {
+        std::string rules;
+        for (const auto& c : r->checked_by) rules += (rules.empty() ? "" : ", ") + c;
+        out << "<span class=\"muted\">checked by " << esc(rules) << "</span>";
+      }
+      out << "</td></tr>";
+    }
+    out << "</tbody></table>";
+  }
+  out << "</section>\n";
+
+  out << "<section id=\"checkpoints\"><h2>Checkpoints</h2>";
+  if (ctx.checkpoints.empty()) {
+    out << "<p class=\"muted\">No checkpoint files were found.</p>";
+  } else {
+    out << "<table><thead><tr><th>File</th><th>Format</th><th>Size</th><th>Training state</th><th>Safety</th></tr></thead><tbody>";
+    for (const auto& c : ctx.checkpoints) {
+      out << "<tr><td><code>" << esc(c.path) << "</code></td><td>" << esc(c.format) << "</td><td>" << c.bytes
+          << " B</td><td>" << esc(c.training_state) << "</td><td>" << esc(c.safety) << "</td></tr>";
+    }
+    out << "</tbody></table>";
+  }
+  out << "</section>\n";
+  out << "<section id=\"probe\"><h2>Runtime probe</h2>";
+  if (ctx.probe.is_array() && !ctx.probe.empty()) {
+    for (const auto& report : ctx.probe) {
+      out << "<details open><summary>" << esc(report.value("model", std::string("model"))) << "</summary><pre>"
+          << esc(report.dump(2)) << "</pre></details>";
+    }
+  } else {
+    out << "<p class=\"muted\">Not run (use <code>torchlint audit --probe</code> with an input spec).</p>";
+  }
+  out << "</section>\n<footer>torchlint " << TORCHLINT_VERSION
+      << " · rule documentation: <code>torchlint rule CODE</code></footer>\n</main></body></html>\n";
+}
+
+}  // namespace torchlint::report
