@@ -9,7 +9,7 @@ PACKAGES=(
   libtree-sitter-dev libtomlplusplus-dev libcli11-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
-  python3-torch pre-commit
+  python3-torch pre-commit chromium
 )
 
 missing=()
