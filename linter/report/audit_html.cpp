@@ -61,10 +61,12 @@ h3{font-size:16px;margin:24px 0 8px}.muted{color:var(--muted)}
 .badge{display:inline-block;padding:1px 9px;border-radius:12px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
 .badge.passed{background:var(--pass)}.badge.failed{background:var(--fail)}.badge.na{background:var(--na)}
 .badge.manual{background:var(--manual)}.badge.unchecked{background:#afb8c1;color:#1f2328}
-table{width:100%;border-collapse:collapse;margin:8px 0}th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line)}
+table{width:100%;border-collapse:collapse;margin:8px 0;table-layout:fixed}th:first-child{width:56px}
+#checklist th:nth-child(2){width:34%}th,td{text-align:left;vertical-align:top;padding:8px 10px;border-bottom:1px solid var(--line)}
 th{font-size:13px;color:var(--muted);font-weight:600}td.id{font-weight:600;white-space:nowrap}
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:6px 0;overflow-x:auto}
+pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:6px 0;white-space:pre-wrap;overflow-wrap:anywhere}
+td{overflow-wrap:anywhere}
 .finding{margin:6px 0 10px}.finding .sev{font-weight:600;text-transform:uppercase;font-size:11px}
 .sev.error{color:var(--fail)}.sev.warning{color:var(--warn)}.sev.info{color:var(--na)}
 ol.next li{margin:8px 0}.charts{display:grid;grid-template-columns:1fr 1fr;gap:24px}
