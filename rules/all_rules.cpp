@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "checkpoint/checkpoint_rules.h"
 #include "rule_docs.h"
 
 namespace torchlint {
@@ -38,6 +39,7 @@ const Checklist& builtin_checklist() {
 
 void register_all_rules(RuleRegistry& registry) {
   for (const auto& r : python_rules()) registry.add(r.info);
+  register_checkpoint_rules(registry);
 }
 
 }  // namespace torchlint

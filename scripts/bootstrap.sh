@@ -7,7 +7,7 @@ PACKAGES=(
   ca-certificates git cmake make g++ pkg-config
   nodejs npm python3
   libtree-sitter-dev libtomlplusplus-dev libcli11-dev doctest-dev nlohmann-json3-dev
-  zlib1g-dev
+  zlib1g-dev libtorch-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
 )

@@ -69,6 +69,43 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
     CHECK_FALSE(rule.checklist_items.empty());
     for (const auto& item : rule.checklist_items) CHECK_MESSAGE(items.contains(item), "unknown checklist item " << item);
 
+    // Probe rules are reported by torchlint-probe, which runs models: their cases are the
+    // models of fixtures/models/make.py, and tests/probe/ asserts each code on them.
+    if (rule.languages == std::vector<Language>{Language::kProbe}) {
+      bool asserted = false;
+      for (const auto& e : fs::directory_iterator("tests/probe")) {
+        if (read_all(e.path()).find('"' + rule.code + '"') != std::string::npos) asserted = true;
+      }
+      CHECK_MESSAGE(asserted, "tests/probe/ never asserts " << rule.code);
+      continue;
+    }
+    // Checkpoint rules run on checkpoint files, which make.py writes with the real
+    // torch.save at test time: their cases are the `[[case]]` entries of
+    // fixtures/checkpoints/cases.toml under <CODE>-<name>/, and tests/checkpoint's fixture
+    // test checks each file gives exactly the codes its `expect` lists.
+    if (rule.languages == std::vector<Language>{Language::kCheckpoint}) {
+      auto cases = toml::parse_file("fixtures/checkpoints/cases.toml");
+      REQUIRE_MESSAGE(cases, "fixtures/checkpoints/cases.toml does not parse");
+      std::string dir = rule.code + "-" + rule.name + "/";
+      bool bad = false, good = false;
+      for (const auto& node : *cases.table()["case"].as_array()) {
+        const auto& c = *node.as_table();
+        std::string file = c["file"].value_or(std::string());
+        if (!file.starts_with(dir)) continue;
+        bool expects = false;
+        if (const auto* e = c["expect"].as_array()) {
+          for (const auto& code : *e) expects = expects || code.value_or(std::string()) == rule.code;
+        }
+        if (file.substr(dir.size()).starts_with("bad") && expects) bad = true;
+        if (file.substr(dir.size()).starts_with("good")) {
+          good = true;
+          CHECK_MESSAGE(!expects, file << " is a must-not-flag case but expects " << rule.code);
+        }
+      }
+      CHECK_MESSAGE(bad, rule.code << " has no flagged case (bad*) in fixtures/checkpoints/cases.toml");
+      CHECK_MESSAGE(good, rule.code << " has no must-not-flag case (good*) in fixtures/checkpoints/cases.toml");
+      continue;
+    }
     fs::path dir = fs::path("fixtures/python") / (rule.code + "-" + rule.name);
     REQUIRE_MESSAGE(fs::is_directory(dir), "no fixtures at " << dir);
     bool bad = false, good = false;

@@ -93,6 +93,9 @@ int hex_digit(char c) {
 // A Python int literal as `int(text, 0)` / strtol(base 0) read it. Small values come
 // back exactly; larger ones as their minimal little-endian two's-complement bytes when
 // the literal is short enough to convert cheaply, else only flagged as big.
+__extension__ typedef unsigned __int128 u128;
+__extension__ typedef __int128 i128;
+
 struct ParsedInt {
   bool ok = false;
   bool big = false;
@@ -140,23 +143,23 @@ ParsedInt parse_python_int(std::string_view s, bool allow_legacy_octal) {
   // Decimal literals over 4300 digits are refused by CPython (int max str digits).
   if (base == 10 && digits.size() > 4300) return r;
   r.ok = true;
-  unsigned __int128 acc = 0;
+  u128 acc = 0;
   bool overflow = false;
   for (char d : digits) {
     acc = acc * static_cast<unsigned>(base) + static_cast<unsigned>(d);
-    if (acc > (static_cast<unsigned __int128>(1) << 100)) {
+    if (acc > (static_cast<u128>(1) << 100)) {
       overflow = true;
       break;
     }
   }
   if (!overflow) {
-    unsigned __int128 limit = negative ? (static_cast<unsigned __int128>(1) << 63) : ((static_cast<unsigned __int128>(1) << 63) - 1);
+    u128 limit = negative ? (static_cast<u128>(1) << 63) : ((static_cast<u128>(1) << 63) - 1);
     if (acc <= limit) {
-      r.value = negative ? static_cast<int64_t>(-static_cast<__int128>(acc)) : static_cast<int64_t>(acc);
+      r.value = negative ? static_cast<int64_t>(-static_cast<i128>(acc)) : static_cast<int64_t>(acc);
       return r;
     }
     r.big = true;
-    __int128 v = negative ? -static_cast<__int128>(acc) : static_cast<__int128>(acc);
+    i128 v = negative ? -static_cast<i128>(acc) : static_cast<i128>(acc);
     for (int k = 0; k < 16; ++k) r.le_bytes += static_cast<char>(static_cast<uint8_t>(v >> (8 * k)));
     // Minimal two's complement: drop sign-extension bytes.
     while (r.le_bytes.size() > 1) {
@@ -181,6 +184,7 @@ class Machine {
   Machine(Bytes bytes, size_t start, uint64_t base_offset, const PickleLimits& limits)
       : in_(bytes), pos_(start), base_(base_offset), limits_(limits) {
     run_.graph = std::make_unique<ValueGraph>(bytes);
+    if (bytes.size() - std::min(start, bytes.size()) > (1u << 16)) run_.graph->reserve_for(bytes.size() - start);
     run_.start = base_offset + start;
     stack_.reserve(64);
   }
@@ -375,7 +379,11 @@ class Machine {
                            ", which has no " + method);
       }
     }
-    g().append_items(target, std::span<const ValueId>(stack_.data() + x, len - x));
+    // Containers and objects keep their items; a global, persistent object or extension
+    // has nowhere to keep them (its node's payload is its name).
+    if (node.kind != ValueKind::kGlobal && node.kind != ValueKind::kPersistentRef && node.kind != ValueKind::kExtension) {
+      g().append_items(target, std::span<const ValueId>(stack_.data() + x, len - x));
+    }
     stack_.resize(x);
     return true;
   }

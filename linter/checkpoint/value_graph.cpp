@@ -45,10 +45,12 @@ ValueGraph::ValueGraph(std::string_view base) : base_(base) {
   nodes_.push_back({ValueKind::kBool, 0, 0, 0, 0});
   nodes_.push_back({ValueKind::kBool, 0, 0, 0, 1});
   nodes_.push_back({ValueKind::kTuple, 0, 0, 0, 0});
+  for (int64_t v = kSmallIntMin; v <= kSmallIntMax; ++v) nodes_.push_back({ValueKind::kInt, 0, 0, 0, static_cast<uint64_t>(v)});
   slots_.emplace_back();  // slot 0: "no items yet"
 }
 
 ValueId ValueGraph::add_int(int64_t v, bool big) {
+  if (!big && v >= kSmallIntMin && v <= kSmallIntMax) return kSmallIntBase + static_cast<ValueId>(v - kSmallIntMin);
   nodes_.push_back({ValueKind::kInt, static_cast<uint8_t>(big ? kFlagBigInt : 0), 0, 0, static_cast<uint64_t>(v)});
   return static_cast<ValueId>(nodes_.size() - 1);
 }
@@ -130,6 +132,10 @@ ValueId ValueGraph::add_simple(ValueKind kind) {
 void ValueGraph::append_items(ValueId target, std::span<const ValueId> items) {
   if (items.empty()) return;
   Node& n = nodes_[target];
+  if (n.kind != ValueKind::kCall && n.kind != ValueKind::kList && n.kind != ValueKind::kDict && n.kind != ValueKind::kSet &&
+      n.kind != ValueKind::kFrozenSet) {
+    return;  // only containers and objects have an item slot
+  }
   uint32_t* slot = nullptr;
   if (n.kind == ValueKind::kCall) {
     slot = &calls_[n.a].items;
@@ -168,6 +174,16 @@ std::span<const ValueId> ValueGraph::items_of(ValueId id) const {
     }
     default: return {};
   }
+}
+
+void ValueGraph::reserve_for(uint64_t bytes) {
+  // torch.save pickles make about one node per 3 bytes, one tuple item per 6, one call
+  // per 40; growing by doubling would copy the arrays a dozen times instead.
+  bytes = std::min<uint64_t>(bytes, 1ull << 32);
+  nodes_.reserve(bytes / 3 + 64);
+  tuple_pool_.reserve(bytes / 6 + 64);
+  calls_.reserve(bytes / 40 + 16);
+  call_values_.reserve(bytes / 40 + 16);
 }
 
 uint64_t ValueGraph::memory_bytes() const {
@@ -264,7 +280,7 @@ ValueRef ValueRef::get(int64_t key) const {
   auto items = mapping_items();
   for (size_t i = items.size(); i >= 2; i -= 2) {
     ValueRef k{graph_, items[i - 2]};
-    if (k.is_int() && k.as_int() == key) return {graph_, items[i - 1]};
+    if (auto v = k.as_int(); v && *v == key) return {graph_, items[i - 1]};  // True == 1, as in Python
   }
   return {};
 }

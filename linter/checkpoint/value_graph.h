@@ -59,6 +59,7 @@ struct CallRecord {
   uint32_t items = 0;          // container slot for SETITEM(S)/APPEND(S) on this object
   uint64_t offset = 0;         // pickle offset of the calling opcode
   CallKind kind = CallKind::kReduce;
+  uint32_t tensor = 0xffffffffu;  // the tensor this call builds (set by the torch decoder)
 };
 
 class ValueGraph;
@@ -145,6 +146,10 @@ class ValueGraph {
 
   // Constants shared by every pickle: None, False, True, ().
   static constexpr ValueId kNoneId = 0, kFalseId = 1, kTrueId = 2, kEmptyTupleId = 3;
+  // Ints -1..255 are shared nodes, as in CPython: sizes, strides and offsets of tensors
+  // are mostly small, and a checkpoint has millions of them.
+  static constexpr ValueId kSmallIntBase = 4;
+  static constexpr int64_t kSmallIntMin = -1, kSmallIntMax = 255;
 
   ValueId add_int(int64_t v, bool big = false);
   // An int outside int64, with its minimal little-endian two's-complement bytes.
@@ -173,10 +178,13 @@ class ValueGraph {
   size_t global_count() const { return globals_.size(); }
   const CallRecord& call_record(uint32_t index) const { return calls_[index]; }
   std::vector<CallRecord>& calls() { return calls_; }
+  CallRecord& call_record(uint32_t index) { return calls_[index]; }
   const std::vector<CallRecord>& calls() const { return calls_; }
   // The value id of call number `index` (calls are numbered in pickle order).
   ValueId call_value(uint32_t index) const { return call_values_[index]; }
 
+  // Reserves room for a pickle of `bytes` bytes (untouched reservations cost no memory).
+  void reserve_for(uint64_t bytes);
   // Approximate heap bytes, for the memory limit.
   uint64_t memory_bytes() const;
 

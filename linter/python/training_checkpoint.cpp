@@ -454,7 +454,9 @@ std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticMo
     return dict;
   }
   if (syn.kind(expr) == Kind::kCall) {
-    auto q = model.resolve_qualified_name(field(expr, syn.fields().function));
+    TSNode callee = field(expr, syn.fields().function);
+    if (syn.kind(callee) != Kind::kIdentifier || model.text(callee) != "dict") return std::nullopt;  // cheap test first
+    auto q = model.resolve_qualified_name(callee);
     if (q != "builtins.dict") return std::nullopt;
     if (!read_dict_call_arguments(field(expr, syn.fields().arguments), model, dict)) dict.readable = false;
     return dict;
@@ -709,7 +711,8 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
       found.insert(found.end(), params.begin(), params.end());
       if (found.empty() && !c.class_qualname.empty()) found = objects_.owned_by(c.class_qualname, kind);
       if (found.empty()) found = objects_.owned_by(top.qualname, kind);
-      if (found.empty() && (strong || by_name)) found = objects_.all(kind);
+      // A checkpointing helper (`def save(model, epoch)`) serves the file's training code.
+      if (found.empty() && by_name) found = objects_.all(kind);
       return found;
     };
     TrainingCheckpoint t;

@@ -1,0 +1,204 @@
+// Files that are pickles: the legacy torch.save format (a magic-number pickle, protocol
+// version, sys_info, the object, the storage keys, then raw storages; §6) and plain
+// pickles, one or several stacked. Every pickle in the file is walked.
+#include <algorithm>
+#include <unordered_map>
+
+#include "readers.h"
+#include "torch_objects.h"
+
+namespace torchlint::ckpt {
+
+PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64_t base_offset, std::string where,
+                        PickleDialect dialect, bool loaded_by_torch, const ReaderOptions& options) {
+  auto scan = std::make_unique<PickleScan>();
+  scan->where = std::move(where);
+  scan->dialect = dialect;
+  scan->loaded_by_torch = loaded_by_torch;
+  // Offsets in the file: `bytes` starts at base_offset - (offset of bytes in file)...
+  // callers pass the file position of bytes[0] as base_offset.
+  scan->run = run_pickle(bytes, offset, base_offset, PickleLimits::for_size(bytes.size() - std::min(offset, bytes.size())));
+  scan->safety = assess(scan->run, options.policy, dialect);
+  file.pickles.push_back(std::move(scan));
+  return *file.pickles.back();
+}
+
+namespace {
+
+// 0x1950a86a20f9469cfc6c, little-endian.
+constexpr std::string_view kMagic("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10);
+constexpr int64_t kProtocolVersion = 1001;
+
+bool is_magic(ValueRef v) {
+  auto bytes = v.big_int_bytes();
+  return bytes && *bytes == kMagic;
+}
+
+// Storage key -> dtype, from every persistent id in the graph (keys are views into it).
+std::unordered_map<std::string_view, DType> storage_types(const ValueGraph& graph) {
+  std::unordered_map<std::string_view, DType> out;
+  out.reserve(graph.calls().size());
+  for (ValueId id = 0; id < graph.size(); ++id) {
+    ValueRef v(&graph, id);
+    ValueRef pid = v.persistent_id();
+    if (!pid || pid.kind() != ValueKind::kTuple || pid.size() < 5) continue;
+    const GlobalName* type = pid[1].global();
+    auto key = pid[2].as_str();
+    if (!type || !key) continue;
+    if (auto d = dtype_from_storage_class(type->name)) out.emplace(*key, *d);
+  }
+  return out;
+}
+
+class PickleFileReader {
+ public:
+  PickleFileReader(CheckpointFile& file, const ReaderOptions& options) : file_(file), options_(options), sink_(file.issues) {}
+
+  void read() {
+    Bytes bytes = file_.bytes->bytes();
+    PickleScan& first = scan_pickle(file_, bytes, 0, 0, "pickle 1", PickleDialect::kTorchLoad, true, options_);
+    if (!first.run.complete()) {
+      sink_.malformed("pickle", "pickle 1: " + first.run.error + " (at byte " + std::to_string(first.run.error_offset) + ")", true);
+      return;
+    }
+    if (is_magic(first.run.root_ref())) {
+      read_legacy(first.run.end);
+      return;
+    }
+    // A plain pickle: torch.load unpickles it with the full unpickler before noticing
+    // that the magic number is missing. Walk whatever else is stacked after it.
+    file_.format = Format::kRawPickle;
+    file_.main_pickle = 0;
+    file_.format_detail = "torch.load runs it through the full unpickler before rejecting it (no magic number)";
+    uint64_t pos = first.run.end;
+    for (int n = 2; pos < bytes.size() && n <= 64; ++n) {
+      Bytes rest = bytes.substr(pos);
+      if (!looks_like_pickle(rest)) {
+        if (!std::all_of(rest.begin(), rest.end(), [](char c) { return c == '\n' || c == '\0' || c == ' '; })) {
+          sink_.ambiguous("trailing", std::to_string(rest.size()) + " bytes after the pickle that are not a pickle");
+        }
+        break;
+      }
+      PickleScan& scan = scan_pickle(file_, bytes, pos, 0, "pickle " + std::to_string(n), PickleDialect::kTorchLoad, false, options_);
+      if (!scan.run.complete()) break;
+      pos = scan.run.end;
+    }
+    name_tensors(file_);
+  }
+
+ private:
+  void read_legacy(uint64_t pos) {
+    file_.format = Format::kLegacyPickle;
+    Bytes bytes = file_.bytes->bytes();
+    const char* names[] = {"protocol version", "sys_info", "object", "storage keys"};
+    PickleScan* parts[4] = {};
+    for (int i = 0; i < 4; ++i) {
+      PickleScan& scan = scan_pickle(file_, bytes, pos, 0, std::string("pickle ") + std::to_string(i + 2) + " (" + names[i] + ")",
+                                     PickleDialect::kTorchLoad, true, options_);
+      if (!scan.run.complete()) {
+        sink_.malformed("pickle", scan.where + ": " + scan.run.error + " (at byte " + std::to_string(scan.run.error_offset) + ")", true);
+        return;
+      }
+      parts[i] = &scan;
+      pos = scan.run.end;
+    }
+    file_.main_pickle = 3;
+    // The header pickles hold plain values in every file torch writes; anything else
+    // there (a call, an import) is how the magic-number bypass hides a payload.
+    auto plain = [](const PickleScan& s) { return s.run.globals.empty() && s.run.graph->calls().empty(); };
+    for (int i : {0, 1, 3}) {
+      if (!plain(*parts[i]) || !plain(*file_.pickles[0])) {
+        sink_.ambiguous("legacy-header", "the legacy header pickles import or call something (torch writes plain values there)");
+        break;
+      }
+    }
+    auto version = parts[0]->run.root_ref().as_int();
+    if (version != kProtocolVersion) {
+      sink_.malformed("legacy", "legacy protocol version is " + parts[0]->run.root_ref().describe() + ", not 1001: torch.load fails", true);
+    }
+    ValueRef sys_info = parts[1]->run.root_ref();
+    bool big_endian = false;
+    if (sys_info.is_mapping()) {
+      if (auto le = sys_info.get("little_endian").as_bool()) big_endian = !*le;
+    }
+    file_.format_detail = "protocol 1001" + std::string(big_endian ? ", big-endian" : "");
+    file_.version_hints.push_back("written by torch < 1.6, or with _use_new_zipfile_serialization=False");
+
+    // The storage section: for each key of pickle 5, an int64 element count and the bytes.
+    ValueRef keys = parts[3]->run.root_ref();
+    auto types = storage_types(*parts[2]->run.graph);
+    std::unordered_map<std::string_view, StorageBytes> section;  // keys: views into pickle 5
+    section.reserve(keys.size());
+    bool section_ok = true;
+    if (keys.kind() != ValueKind::kList) {
+      sink_.malformed("legacy", "the storage key pickle is a " + keys.describe() + ", not a list: torch.load fails", true);
+      section_ok = false;
+    }
+    for (size_t i = 0; section_ok && i < keys.size(); ++i) {
+      auto key = keys[i].as_str();
+      if (!key) {
+        sink_.malformed("legacy", "storage key " + keys[i].describe() + " is not a string", true);
+        section_ok = false;
+        break;
+      }
+      auto type = types.find(*key);
+      if (type == types.end()) {
+        sink_.malformed("legacy", "storage key '" + std::string(*key) + "' is listed but no tensor uses it: torch.load fails", true);
+        section_ok = false;
+        break;
+      }
+      if (!range_fits(pos, 8, bytes.size())) {
+        sink_.malformed("legacy", "file ends inside the storage section (storage '" + std::string(*key) + "')", true);
+        section_ok = false;
+        break;
+      }
+      uint64_t count = le64(bytes.data() + pos);
+      if (big_endian) count = __builtin_bswap64(count);
+      auto n = checked_mul(count, dtype_bytes(type->second));
+      if (!n || !range_fits(pos + 8, *n, bytes.size())) {
+        sink_.malformed("legacy", "storage '" + std::string(*key) + "' declares " + std::to_string(count) +
+                                      " elements, more than the rest of the file holds", true);
+        section_ok = false;
+        break;
+      }
+      StorageBytes sb;
+      sb.found = true;
+      sb.available = *n;
+      sb.data_offset = pos + 8;
+      sb.record = "storage section";
+      if (!section.emplace(*key, sb).second) {
+        sink_.ambiguous("legacy", "storage key '" + std::string(*key) + "' is listed twice in the storage section");
+      }
+      pos += 8 + *n;
+    }
+    if (section_ok && pos < bytes.size()) {
+      sink_.ambiguous("trailing", std::to_string(bytes.size() - pos) + " bytes after the last storage: torch ignores them");
+    }
+    StorageLocator locate = [&](std::string_view key, uint64_t declared) {
+      auto it = section.find(key);
+      if (it == section.end()) {
+        StorageBytes missing;
+        missing.record = section_ok ? "storage section" : "";
+        return missing;
+      }
+      StorageBytes sb = it->second;
+      if (sb.available != declared && declared != UINT64_MAX && sb.available > declared) {
+        sink_.malformed("legacy", "storage '" + std::string(key) + "' holds " + std::to_string(sb.available) + " bytes but declares " +
+                                      std::to_string(declared) + ": torch.load fails (wrong byte size)", true);
+      }
+      return sb;
+    };
+    if (section_ok) decode_torch_objects(file_, *parts[2], PersistentIdStyle::kLegacy, locate, big_endian, sink_);
+    name_tensors(file_);
+  }
+
+  CheckpointFile& file_;
+  const ReaderOptions& options_;
+  IssueSink sink_;
+};
+
+}  // namespace
+
+void read_pickle_file(CheckpointFile& file, const ReaderOptions& options) { PickleFileReader(file, options).read(); }
+
+}  // namespace torchlint::ckpt

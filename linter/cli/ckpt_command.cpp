@@ -1,0 +1,298 @@
+#include "ckpt_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "all_rules.h"
+#include "check_command.h"
+#include "checkpoint/diff.h"
+#include "checkpoint/inspector.h"
+#include "checkpoint/summary.h"
+#include "checkpoint/checkpoint_rules.h"
+#include "core/config.h"
+#include "report/report.h"
+
+namespace torchlint::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitClean = 0;
+constexpr int kExitFindings = 1;
+constexpr int kExitError = 2;
+
+std::vector<std::string> split_selectors(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      std::string s = item.substr(start, comma - start);
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+      if (!s.empty()) out.push_back(s);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+bool color_for(const std::string& mode, bool to_terminal) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return to_terminal && isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
+}
+
+// A progress line on stderr while values are scanned (only on a terminal).
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled) {}
+  ~Progress() {
+    if (shown_) std::cerr << "\r\x1b[K" << std::flush;
+  }
+  void operator()(uint64_t done, uint64_t total) {
+    if (!enabled_ || total < (64u << 20)) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100) && done < total) return;
+    last_ = now;
+    shown_ = true;
+    std::cerr << "\rscanning values: " << ckpt::human_bytes(done) << " of " << ckpt::human_bytes(total) << " ("
+              << (total ? done * 100 / total : 100) << "%)\x1b[K" << std::flush;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+struct Selection {
+  RuleSet enabled;
+  std::string error;
+};
+
+Selection select_rules(const std::vector<std::string>& paths, const std::string& config_file, const SelectionLayer& command_line) {
+  Selection s;
+  std::vector<SelectionLayer> layers;
+  std::optional<fs::path> config_path;
+  if (!config_file.empty()) {
+    config_path = fs::path(config_file);
+  } else {
+    config_path = find_config_file(paths.empty() ? fs::path(".") : fs::path(paths.front()));
+  }
+  if (config_path) {
+    auto config = load_config(*config_path, s.error);
+    if (!config) return s;
+    layers.push_back(config->selection);
+  }
+  layers.push_back(command_line);
+  std::vector<std::string> unknown;
+  s.enabled = resolve_selection(registry(), layers, unknown);
+  if (!unknown.empty()) s.error = "unknown rule selector `" + unknown.front() + "` (see `torchlint rules`)";
+  return s;
+}
+
+struct CheckpointFindings {
+  std::vector<Diagnostic> diagnostics;
+  std::vector<FileError> errors;
+};
+
+CheckpointFindings findings_for(const ckpt::Inspection& inspection, const ckpt::Checkpoint& cp, const RuleSet& enabled) {
+  CheckpointFindings out;
+  const RuleRegistry& rules = registry();
+  out.diagnostics = ckpt::run_checkpoint_rules(cp, checkpoint_rules(), [&](const std::string& code) {
+    auto index = rules.index_of(code);
+    return index && enabled.contains(*index);
+  });
+  std::sort(out.diagnostics.begin(), out.diagnostics.end(), diagnostic_less);
+  for (const ckpt::CheckpointFile* f : cp.files) {
+    for (const auto& issue : f->issues) {
+      if (issue.fatal) {
+        out.errors.push_back({f->display, "cannot be read completely: " + issue.message});
+        break;
+      }
+    }
+  }
+  (void)inspection;
+  return out;
+}
+
+ckpt::InspectOptions inspect_options(const std::vector<std::string>& allow_globals, bool scan_values) {
+  ckpt::InspectOptions options;
+  options.reader.policy.extra_allowed = allow_globals;
+  options.scan_values = scan_values;
+  return options;
+}
+
+}  // namespace
+
+CkptCommand::CkptCommand(CLI::App& app) {
+  command_ = app.add_subcommand("ckpt", "Inspect checkpoint files without executing them (or `ckpt diff A B`)");
+  command_->add_option("paths", paths_, "Checkpoint files or directories (default: .)");
+  command_->add_option("--select", select_, "Rules to enable: codes, prefixes (TL8), names, ALL");
+  command_->add_option("--extend-select", extend_select_, "Rules to enable in addition");
+  command_->add_option("--ignore", ignore_, "Rules to disable");
+  std::string formats_help = "Output format:";
+  for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
+  command_->add_option("--output-format", output_format_, formats_help);
+  command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
+  command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
+  command_->add_option("--allow-global", allow_globals_, "Trust a pickle global, as torch.serialization.add_safe_globals (module.Name)");
+  command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  command_->add_flag("--scan-values", scan_values_, "Read tensor values: NaN/Inf counts, min/max/mean (TL820)");
+  command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
+  command_->add_flag("--no-summary", no_summary_, "Print only the findings, not the summary of each checkpoint");
+  command_->require_subcommand(0, 1);
+  diff_ = command_->add_subcommand("diff", "Compare two checkpoints: added, removed and changed keys and tensors");
+  diff_->add_option("checkpoints", diff_paths_, "The checkpoint before and the one after")->required()->expected(2);
+  diff_->add_flag("--scan-values", diff_scan_values_, "Also compare tensor values (max absolute difference)");
+  diff_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+int CkptCommand::run() const {
+  try {
+    return diff_->parsed() ? run_diff() : run_inspect();
+  } catch (const std::exception& e) {
+    std::cerr << "torchlint: internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+}
+
+int CkptCommand::run_inspect() const {
+  const report::Format* format = report::find_format(output_format_);
+  if (!format) {
+    std::cerr << "torchlint: error: unknown output format `" << output_format_ << "`\n";
+    return kExitError;
+  }
+  SelectionLayer command_line;
+  if (command_->count("--select")) command_line.select = split_selectors(select_);
+  command_line.extend_select = split_selectors(extend_select_);
+  command_line.ignore = split_selectors(ignore_);
+  std::vector<std::string> paths = paths_.empty() ? std::vector<std::string>{"."} : paths_;
+  Selection selection = select_rules(paths, config_file_, command_line);
+  if (!selection.error.empty()) {
+    std::cerr << "torchlint: error: " << selection.error << '\n';
+    return kExitError;
+  }
+
+  std::ofstream file_out;
+  std::ostream* out = &std::cout;
+  if (!output_file_.empty()) {
+    file_out.open(output_file_);
+    if (!file_out) {
+      std::cerr << "torchlint: error: cannot write " << output_file_ << '\n';
+      return kExitError;
+    }
+    out = &file_out;
+  }
+  bool color = output_file_.empty() && !format->machine_readable && color_for(color_, true);
+  Progress progress(scan_values_ && isatty(STDERR_FILENO));
+  ckpt::InspectOptions options = inspect_options(allow_globals_, scan_values_);
+  options.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
+  ckpt::Inspection inspection = ckpt::inspect_paths(paths, options);
+
+  LintOutcome outcome;
+  std::vector<CheckpointFindings> per_checkpoint;
+  for (const auto& e : inspection.errors) outcome.errors.push_back({e.path, e.message});
+  for (const auto& cp : inspection.checkpoints) {
+    per_checkpoint.push_back(findings_for(inspection, cp, selection.enabled));
+    outcome.files_linted += cp.files.size();
+    for (const auto& d : per_checkpoint.back().diagnostics) outcome.diagnostics.push_back(d);
+    for (const auto& e : per_checkpoint.back().errors) outcome.errors.push_back(e);
+  }
+  int exit_code = !outcome.errors.empty() ? kExitError : (!outcome.diagnostics.empty() && !exit_zero_ ? kExitFindings : kExitClean);
+
+  auto context = [&](const LintOutcome& o) {
+    report::ReportContext ctx{o, registry(), color};
+    ctx.enabled = &selection.enabled;
+    ctx.checklist = &builtin_checklist();
+    std::error_code ec;
+    ctx.source_root = fs::current_path(ec).generic_string();
+    if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
+    ctx.exit_code = exit_code;
+    ctx.automation_id = "torchlint/checkpoint/";
+    return ctx;
+  };
+  if (format->machine_readable) {
+    std::sort(outcome.diagnostics.begin(), outcome.diagnostics.end(), diagnostic_less);
+    format->write(*out, context(outcome));
+  } else {
+    // Each checkpoint's summary, then its findings.
+    ckpt::SummaryOptions summary_options;
+    summary_options.color = color;
+    for (size_t i = 0; i < inspection.checkpoints.size(); ++i) {
+      const auto& cp = inspection.checkpoints[i];
+      if (!no_summary_) {
+        ckpt::TrainingState training = ckpt::analyze_training_state(cp);
+        *out << ckpt::render_summary(cp, training, summary_options);
+        if (!per_checkpoint[i].diagnostics.empty()) *out << '\n';
+      }
+      LintOutcome one;
+      one.diagnostics = per_checkpoint[i].diagnostics;
+      format->write(*out, context(one));
+      if (!no_summary_ && format->name != "full") *out << '\n';
+    }
+    if (inspection.skipped) *out << inspection.skipped << (inspection.skipped == 1 ? " file" : " files") << " skipped: not a checkpoint\n";
+  }
+  for (const auto& e : outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
+  if (!format->machine_readable && isatty(STDERR_FILENO)) {
+    size_t n = outcome.diagnostics.size();
+    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings") : std::string("All checks passed")) << " in "
+              << inspection.checkpoints.size() << (inspection.checkpoints.size() == 1 ? " checkpoint" : " checkpoints") << ".\n";
+  }
+  out->flush();
+  return exit_code;
+}
+
+int CkptCommand::run_diff() const {
+  ckpt::InspectOptions options = inspect_options({}, false);
+  std::unique_ptr<ckpt::CheckpointFile> files[2];
+  for (int i = 0; i < 2; ++i) {
+    std::string error;
+    files[i] = ckpt::inspect_file(diff_paths_[i], diff_paths_[i], options, error);
+    if (!files[i]) {
+      std::cerr << "torchlint: error: " << diff_paths_[i] << ": " << error << '\n';
+      return kExitError;
+    }
+    if (files[i]->fatal()) {
+      for (const auto& issue : files[i]->issues) {
+        if (issue.fatal) std::cerr << "torchlint: error: " << diff_paths_[i] << ": cannot be read completely: " << issue.message << '\n';
+      }
+      return kExitError;
+    }
+  }
+  ckpt::CheckpointDiff diff = ckpt::diff_checkpoints(*files[0], *files[1], diff_scan_values_ || scan_values_);
+  std::cout << ckpt::render_diff(diff, diff_paths_[0], diff_paths_[1], color_for(color_, true));
+  return diff.identical() ? kExitClean : kExitFindings;
+}
+
+void add_checkpoint_findings(const std::vector<std::string>& paths, const RuleSet& enabled, LintOutcome& outcome) {
+  std::vector<std::string> roots;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec) || ckpt::has_checkpoint_extension(p)) roots.push_back(p);
+  }
+  if (roots.empty()) return;
+  ckpt::Inspection inspection = ckpt::inspect_paths(roots, inspect_options({}, false));
+  for (const auto& e : inspection.errors) outcome.errors.push_back({e.path, e.message});
+  for (const auto& cp : inspection.checkpoints) {
+    CheckpointFindings f = findings_for(inspection, cp, enabled);
+    outcome.files_linted += cp.files.size();
+    for (auto& d : f.diagnostics) outcome.diagnostics.push_back(std::move(d));
+    for (auto& e : f.errors) outcome.errors.push_back(std::move(e));
+  }
+  std::sort(outcome.diagnostics.begin(), outcome.diagnostics.end(), diagnostic_less);
+  std::sort(outcome.errors.begin(), outcome.errors.end(), [](const FileError& a, const FileError& b) { return a.path < b.path; });
+}
+
+}  // namespace torchlint::cli

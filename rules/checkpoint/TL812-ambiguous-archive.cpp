@@ -1,0 +1,32 @@
+// TL812 ambiguous-archive: reports what the readers found (structure two readers could read differently).
+#include "checkpoint/rule.h"
+
+namespace torchlint {
+namespace ckpt {
+namespace {
+
+class AmbiguousArchive final : public CheckpointRule {
+ public:
+  void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
+    for (const CheckpointFile* file : checkpoint.files) {
+      for (const Issue& issue : file->issues) {
+        if (issue.code == kAmbiguousArchive) ctx.report(file->display, issue.message);
+      }
+    }
+  }
+};
+
+}  // namespace
+}  // namespace ckpt
+
+ckpt::CheckpointRuleEntry ambiguous_archive_rule() {
+  return ckpt::checkpoint_rule_entry<ckpt::AmbiguousArchive>({
+      .code = "TL812",
+      .name = "ambiguous-archive",
+      .severity = Severity::kError,
+      .checklist_items = {"E1"},
+      .languages = {Language::kCheckpoint},
+  });
+}
+
+}  // namespace torchlint

@@ -1,0 +1,432 @@
+// TL110 inplace-on-autograd-tensor: forward() modifies in place a tensor that autograd
+// saved for the backward pass.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "python/rule.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+// Operations whose backward reads their *output*: modifying the result in place breaks it.
+bool saves_output_function(std::string_view q) {
+  static const std::unordered_set<std::string_view> fns = {
+      "torch.sigmoid", "torch.tanh", "torch.exp", "torch.relu", "torch.softmax", "torch.log_softmax", "torch.sqrt",
+      "torch.rsqrt", "torch.reciprocal", "torch.special.expit", "torch.nn.functional.relu",
+      "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.nn.functional.softmax",
+      "torch.nn.functional.log_softmax",
+  };
+  return fns.contains(q);
+}
+bool saves_output_method(std::string_view m) {
+  static const std::unordered_set<std::string_view> methods = {"sigmoid", "tanh", "exp", "relu", "softmax",
+                                                               "log_softmax", "sqrt", "rsqrt", "reciprocal"};
+  return methods.contains(m);
+}
+bool saves_output_module(std::string_view q) {
+  static const std::unordered_set<std::string_view> mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh",
+                                                            "torch.nn.Softmax", "torch.nn.LogSoftmax"};
+  return mods.contains(q);
+}
+
+// Operations whose backward reads their *inputs* (weights' gradients need the input).
+bool saves_input_function(std::string_view q) {
+  static const std::unordered_set<std::string_view> fns = {
+      "torch.matmul", "torch.mm", "torch.bmm", "torch.mul", "torch.div", "torch.einsum", "torch.pow", "torch.log",
+      "torch.sin", "torch.cos", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
+      "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.nn.functional.layer_norm",
+      "torch.nn.functional.batch_norm", "torch.nn.functional.group_norm", "torch.nn.functional.gelu",
+      "torch.nn.functional.silu", "torch.nn.functional.leaky_relu", "torch.nn.functional.elu",
+      "torch.nn.functional.hardtanh", "torch.nn.functional.relu6", "torch.nn.functional.normalize",
+      "torch.nn.functional.scaled_dot_product_attention",
+  };
+  return fns.contains(q);
+}
+bool saves_input_method(std::string_view m) {
+  static const std::unordered_set<std::string_view> methods = {"matmul", "mm", "bmm", "mul", "div", "pow", "log"};
+  return methods.contains(m);
+}
+bool saves_input_module(std::string_view q) {
+  static const std::unordered_set<std::string_view> mods = {
+      "torch.nn.Linear", "torch.nn.Bilinear", "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d",
+      "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d", "torch.nn.BatchNorm1d",
+      "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d", "torch.nn.LayerNorm", "torch.nn.GroupNorm", "torch.nn.GELU",
+      "torch.nn.SiLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.Hardtanh", "torch.nn.ReLU6",
+      "torch.nn.MultiheadAttention", "torch.nn.InstanceNorm1d", "torch.nn.InstanceNorm2d", "torch.nn.InstanceNorm3d",
+  };
+  return mods.contains(q);
+}
+
+// Trailing-underscore methods that are not in-place arithmetic on the data.
+bool is_inplace_method(std::string_view m) {
+  if (m.size() < 2 || !m.ends_with("_") || m.starts_with("_")) return false;
+  static const std::unordered_set<std::string_view> not_data = {"requires_grad_", "share_memory_", "detach_",
+                                                                "retain_grad_", "pin_memory_", "record_stream_"};
+  return !not_data.contains(m);
+}
+
+// Results that are plain numbers or shapes, never tensors autograd saves.
+bool is_scalar_method(std::string_view m) {
+  static const std::unordered_set<std::string_view> methods = {"size", "dim", "numel", "item", "tolist", "ndimension",
+                                                               "stride", "data_ptr", "element_size", "get_device"};
+  return methods.contains(m);
+}
+
+// Fresh tensors: modifying them in place before use is the normal way to fill them.
+bool is_factory(std::string_view q) {
+  static const std::unordered_set<std::string_view> fns = {
+      "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like", "torch.ones_like",
+      "torch.empty_like", "torch.full_like", "torch.rand", "torch.randn", "torch.randint", "torch.rand_like",
+      "torch.randn_like", "torch.arange", "torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor",
+      "torch.from_numpy", "torch.empty_strided", "torch.logspace",
+  };
+  return fns.contains(q);
+}
+bool is_factory_method(std::string_view m) {
+  static const std::unordered_set<std::string_view> methods = {"clone", "new_zeros", "new_ones", "new_empty",
+                                                               "new_full", "new_tensor", "copy"};
+  return methods.contains(m);
+}
+
+struct Saved {
+  std::string by;   // the operation that saved the tensor
+  uint32_t line = 0;
+  bool output = false;  // saved as that operation's output (else as its input)
+};
+
+// What torchlint knows about a local name in forward.
+struct Value {
+  bool activation = false;      // computed from the module's input in this forward
+  std::optional<Saved> saved;   // known to be saved by an operation for backward
+  bool reported = false;
+};
+
+struct Attribute {
+  std::string type;
+  bool inplace = false;
+};
+
+class InplaceOnAutogradTensor final : public Rule {
+ public:
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    const Syntax& syn = Syntax::get();
+    record_attribute(event, ctx);
+    if (!in_forward(ctx) || model.in_no_grad()) return;
+    State& st = state(ctx);
+    Kind target = syn.kind(event.target);
+    if (!ts_node_is_null(event.value)) mark_inputs(event.value, st, ctx, 0);
+    if (event.op == "=" && target == Kind::kSubscript) {
+      TSNode object = field(event.target, syn.fields().value);
+      if (syn.kind(object) == Kind::kIdentifier) {
+        inplace(std::string(model.text(object)), event.node, "`" + std::string(model.text(object)) + "[...] = ...`",
+                "build a new tensor instead (`torch.where`, `torch.cat`, or assign into a `.clone()`)", st, ctx);
+      }
+      return;
+    }
+    if (target != Kind::kIdentifier) {
+      if (target == Kind::kPatternList || target == Kind::kTuple) {
+        // `h, _ = self.lstm(x)`: outputs of a layer call are activations.
+        bool activation = !ts_node_is_null(event.value) && is_activation(event.value, st, ctx);
+        uint32_t n = ts_node_named_child_count(event.target);
+        for (uint32_t i = 0; i < n; ++i) {
+          TSNode t = ts_node_named_child(event.target, i);
+          if (syn.kind(t) != Kind::kIdentifier) continue;
+          Value v;
+          v.activation = activation;
+          st.values[std::string(model.text(t))] = v;
+        }
+      }
+      return;
+    }
+    std::string name(model.text(event.target));
+    if (event.op != "=") {
+      std::string op(event.op);
+      inplace(name, event.node, "`" + name + " " + op + " ...`",
+              "write `" + name + " = " + name + " " + op.substr(0, op.size() - 1) + " ...`", st, ctx);
+      return;
+    }
+    Value v;
+    if (!ts_node_is_null(event.value)) {
+      v.activation = is_activation(event.value, st, ctx);
+      if (auto by = output_saver(event.value, ctx)) v.saved = Saved{*by, ts_node_start_point(event.node).row + 1, true};
+    }
+    st.values[name] = v;
+  }
+
+  void on_call(const CallEvent& call, RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    if (!in_forward(ctx) || model.in_no_grad()) return;
+    State& st = state(ctx);
+    if (!is_inplace_method(call.method) || ts_node_is_null(call.receiver)) return;
+    // `nn.ReLU(inplace=True)` and `F.relu(x, inplace=True)` are the documented fast path.
+    if (!ts_node_is_null(call.keyword("inplace", model.source()))) return;
+    if (Syntax::get().kind(call.receiver) != Kind::kIdentifier) return;  // self.running_mean.mul_(...): buffers
+    std::string name(model.text(call.receiver));
+    std::string method(call.method);
+    inplace(name, call.node, "`" + name + "." + method + "()`",
+            "use the out-of-place `" + name + " = " + name + "." + method.substr(0, method.size() - 1) + "(...)`", st,
+            ctx);
+  }
+
+  void on_function_end(const FunctionState& fn, RuleContext&) override { states_.erase(fn.qualname); }
+  void on_module_end(RuleContext&) override {
+    states_.clear();
+    attributes_.clear();
+  }
+
+ private:
+  struct State {
+    bool initialised = false;
+    std::unordered_map<std::string, Value> values;
+  };
+
+  bool in_forward(RuleContext& ctx) const {
+    const SemanticModel& model = ctx.model();
+    if (model.function().name != "forward" || model.function().enclosing_class < 0) return false;
+    const ClassInfo* cls = model.enclosing_class();
+    return cls && cls->is_module;
+  }
+
+  State& state(RuleContext& ctx) {
+    State& st = states_[ctx.model().function().qualname];
+    if (!st.initialised) init_parameters(st, ctx);
+    return st;
+  }
+
+  // forward's parameters are activations unless annotated or defaulted as plain values.
+  void init_parameters(State& st, RuleContext& ctx) {
+    st.initialised = true;
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    TSNode params = field(model.function().node, syn.fields().parameters);
+    uint32_t n = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode p = ts_node_named_child(params, i);
+      Kind k = syn.kind(p);
+      TSNode name{};
+      if (k == Kind::kIdentifier) name = p;
+      if (k == Kind::kTypedParameter) {
+        std::string_view type = model.text(field(p, syn.fields().type));
+        if (type.find("Tensor") != std::string_view::npos) name = ts_node_named_child(p, 0);
+      }
+      if (ts_node_is_null(name)) continue;
+      std::string_view text = model.text(name);
+      if (text != "self") st.values[std::string(text)].activation = true;
+    }
+  }
+
+  void record_attribute(const AssignEvent& event, RuleContext& ctx) {
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    if (event.op != "=" || ts_node_is_null(event.value) || syn.kind(event.target) != Kind::kAttribute) return;
+    TSNode object = field(event.target, syn.fields().object);
+    if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") return;
+    const ClassInfo* cls = model.enclosing_class();
+    if (!cls) return;
+    std::string key = cls->qualname + "." + std::string(model.text(field(event.target, syn.fields().attribute)));
+    if (syn.kind(event.value) != Kind::kCall) {
+      attributes_.erase(key);
+      return;
+    }
+    auto q = model.resolve_qualified_name(field(event.value, syn.fields().function));
+    if (!q) {
+      attributes_.erase(key);
+      return;
+    }
+    TSNode args = field(event.value, syn.fields().arguments);
+    bool inplace = false;
+    uint32_t n = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode a = ts_node_named_child(args, i);
+      if (syn.kind(a) == Kind::kKeywordArgument && model.text(field(a, syn.fields().name)) == "inplace" &&
+          syn.kind(field(a, syn.fields().value)) == Kind::kTrue) {
+        inplace = true;
+      }
+    }
+    attributes_[key] = Attribute{*q, inplace};
+  }
+
+  // The type of `self.<attr>` when it is called in forward.
+  const Attribute* attribute(TSNode callee, RuleContext& ctx) const {
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    if (syn.kind(callee) != Kind::kAttribute) return nullptr;
+    TSNode object = field(callee, syn.fields().object);
+    if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") return nullptr;
+    const ClassInfo* cls = model.enclosing_class();
+    if (!cls) return nullptr;
+    auto it = attributes_.find(cls->qualname + "." + std::string(model.text(field(callee, syn.fields().attribute))));
+    return it == attributes_.end() ? nullptr : &it->second;
+  }
+
+  // The operation when `value` is a call whose backward keeps its result.
+  std::optional<std::string> output_saver(TSNode value, RuleContext& ctx) const {
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    while (syn.kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+    if (syn.kind(value) != Kind::kCall) return std::nullopt;
+    TSNode callee = field(value, syn.fields().function);
+    if (const Attribute* a = attribute(callee, ctx)) {
+      if (saves_output_module(a->type)) return "`" + std::string(model.text(callee)) + "` (`" + a->type + "`)";
+      return std::nullopt;
+    }
+    if (auto q = model.resolve_qualified_name(callee)) {
+      if (saves_output_function(*q)) return "`" + *q + "`";
+      return std::nullopt;
+    }
+    if (syn.kind(callee) == Kind::kAttribute) {
+      std::string_view method = model.text(field(callee, syn.fields().attribute));
+      TSNode object = field(callee, syn.fields().object);
+      if (saves_output_method(method) && syn.kind(object) == Kind::kIdentifier) return "`." + std::string(method) + "()`";
+    }
+    return std::nullopt;
+  }
+
+  // Whether `value` computes an activation: a layer or torch operation applied to the
+  // module's input, a view or alias of one. Fresh tensors, numbers and shapes are not.
+  bool is_activation(TSNode value, const State& st, RuleContext& ctx) const {
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    while (syn.kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+    Kind k = syn.kind(value);
+    if (k == Kind::kIdentifier) {
+      auto it = st.values.find(std::string(model.text(value)));
+      return it != st.values.end() && it->second.activation;
+    }
+    if (k == Kind::kSubscript) return is_activation(field(value, syn.fields().value), st, ctx);
+    if (k == Kind::kConditionalExpression) {
+      return is_activation(ts_node_named_child(value, 0), st, ctx) ||
+             is_activation(ts_node_named_child(value, 2), st, ctx);
+    }
+    if (std::string_view(ts_node_type(value)) == "binary_operator") {
+      return is_activation(field(value, syn.fields().left), st, ctx) ||
+             is_activation(field(value, syn.fields().right), st, ctx);
+    }
+    if (k != Kind::kCall) return false;
+    TSNode callee = field(value, syn.fields().function);
+    if (syn.kind(callee) == Kind::kAttribute) {
+      std::string_view method = model.text(field(callee, syn.fields().attribute));
+      if (is_scalar_method(method) || is_factory_method(method)) return false;
+    }
+    if (auto q = model.resolve_qualified_name(callee)) {
+      if (q->starts_with("torch.")) return !is_factory(*q);
+      // `self.block(x)`, `self.helper(x)`: the module's own layers and methods.
+      const ClassInfo* cls = model.enclosing_class();
+      return cls && q->starts_with(cls->qualname + ".");
+    }
+    // `x.view(...)`, `x.permute(...)`, `self.layers[i](x)`: methods of activations.
+    if (syn.kind(callee) == Kind::kAttribute) return is_activation(field(callee, syn.fields().object), st, ctx);
+    if (syn.kind(callee) == Kind::kSubscript) {
+      TSNode object = field(callee, syn.fields().value);
+      return syn.kind(object) == Kind::kAttribute &&
+             model.text(field(object, syn.fields().object)) == "self";
+    }
+    return false;
+  }
+
+  void save_input(TSNode operand, const std::string& by, uint32_t line, State& st, RuleContext& ctx) {
+    const Syntax& syn = Syntax::get();
+    while (!ts_node_is_null(operand) && syn.kind(operand) == Kind::kParenthesizedExpression) {
+      operand = ts_node_named_child(operand, 0);
+    }
+    if (ts_node_is_null(operand) || syn.kind(operand) != Kind::kIdentifier) return;
+    auto it = st.values.find(std::string(ctx.text(operand)));
+    if (it == st.values.end() || !it->second.activation || it->second.saved) return;
+    it->second.saved = Saved{by, line, false};
+  }
+
+  static bool is_number(TSNode n) {
+    if (ts_node_is_null(n)) return true;
+    Kind k = Syntax::get().kind(n);
+    return k == Kind::kInteger || k == Kind::kFloat || std::string_view(ts_node_type(n)) == "unary_operator";
+  }
+
+  // Tensors the expression hands to operations that keep them for backward.
+  void mark_inputs(TSNode node, State& st, RuleContext& ctx, int depth) {
+    if (ts_node_is_null(node) || depth > 24) return;
+    const Syntax& syn = Syntax::get();
+    const SemanticModel& model = ctx.model();
+    Kind k = syn.kind(node);
+    if (k == Kind::kLambda || k == Kind::kString) return;
+    uint32_t line = ts_node_start_point(node).row + 1;
+    if (std::string_view(ts_node_type(node)) == "binary_operator") {
+      TSNode op = ts_node_child(node, 1);
+      std::string_view o = ts_node_is_null(op) ? std::string_view() : model.text(op);
+      TSNode left = field(node, syn.fields().left), right = field(node, syn.fields().right);
+      if (o == "*" || o == "/" || o == "@") {
+        // A product with a constant keeps nothing; with another tensor it keeps both.
+        if (!is_number(right)) save_input(left, "`" + std::string(o) + "`", line, st, ctx);
+        if (!is_number(left)) save_input(right, "`" + std::string(o) + "`", line, st, ctx);
+      } else if (o == "**") {
+        save_input(left, "`**`", line, st, ctx);
+      }
+    } else if (k == Kind::kCall) {
+      TSNode callee = field(node, syn.fields().function);
+      TSNode args = field(node, syn.fields().arguments);
+      std::string by;
+      if (const Attribute* a = attribute(callee, ctx)) {
+        if (saves_input_module(a->type)) by = "`" + std::string(model.text(callee)) + "` (`" + a->type + "`)";
+      } else if (auto q = model.resolve_qualified_name(callee)) {
+        if (saves_input_function(*q)) by = "`" + *q + "`";
+      } else if (syn.kind(callee) == Kind::kAttribute) {
+        std::string_view method = model.text(field(callee, syn.fields().attribute));
+        if (saves_input_method(method)) {
+          by = "`." + std::string(method) + "()`";
+          save_input(field(callee, syn.fields().object), by, line, st, ctx);
+        }
+      }
+      if (!by.empty() && !ts_node_is_null(args)) {
+        uint32_t n = ts_node_named_child_count(args);
+        for (uint32_t i = 0; i < n; ++i) {
+          TSNode a = ts_node_named_child(args, i);
+          if (syn.kind(a) == Kind::kKeywordArgument) continue;
+          save_input(a, by, line, st, ctx);
+        }
+      }
+    }
+    uint32_t n = ts_node_named_child_count(node);
+    for (uint32_t i = 0; i < n; ++i) mark_inputs(ts_node_named_child(node, i), st, ctx, depth + 1);
+  }
+
+  void inplace(const std::string& name, TSNode node, const std::string& what, const std::string& fix, State& st,
+               RuleContext& ctx) {
+    auto it = st.values.find(name);
+    if (it == st.values.end() || it->second.reported || !it->second.activation) return;
+    it->second.reported = true;  // one finding per value
+    if (const auto& s = it->second.saved) {
+      std::string role = s->output ? "the output of " + s->by : "an input of " + s->by;
+      ctx.report(node, what + " modifies `" + name + "` in place, but it is " + role + " (line " +
+                           std::to_string(s->line) +
+                           "), which autograd saved for the backward pass: backward fails with \"one of the "
+                           "variables needed for gradient computation has been modified by an inplace operation\"; " +
+                           fix);
+      return;
+    }
+    ctx.report(node, what + " modifies the activation `" + name +
+                         "` in place inside `forward`: when autograd saved it for the backward pass (outputs of "
+                         "sigmoid, tanh, softmax or ReLU, inputs of products and linear layers), backward fails with "
+                         "\"modified by an inplace operation\", and every alias of the tensor changes too; " +
+                         fix);
+  }
+
+  std::unordered_map<std::string, State> states_;
+  std::unordered_map<std::string, Attribute> attributes_;
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry inplace_on_autograd_tensor_rule() {
+  return python::rule_entry<python::InplaceOnAutogradTensor>({
+      .code = "TL110",
+      .name = "inplace-on-autograd-tensor",
+      .severity = Severity::kInfo,
+      .default_enabled = false,
+      .checklist_items = {"A8"},
+      .languages = {Language::kPython},
+  });
+}
+
+}  // namespace torchlint

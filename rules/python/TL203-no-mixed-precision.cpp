@@ -1,0 +1,139 @@
+// TL203 no-mixed-precision: a CUDA training loop in a project that never uses autocast
+// or reduced-precision weights.
+#include <algorithm>
+
+#include "python/rule.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+constexpr const char* kFactAutocast = "uses-autocast";
+constexpr const char* kFactReducedPrecision = "uses-reduced-precision";
+
+bool is_low_precision_dtype(TSNode node, const SemanticModel& model) {
+  if (ts_node_is_null(node)) return false;
+  auto q = model.resolve_qualified_name(node);
+  if (q) return *q == "torch.float16" || *q == "torch.half" || *q == "torch.bfloat16";
+  std::string_view v;
+  // `torch_dtype="bfloat16"` / `"float16"` / `"auto"` (the checkpoint's own, usually reduced).
+  return string_literal_value(node, model.source(), v) &&
+         (v == "float16" || v == "bfloat16" || v == "fp16" || v == "bf16" || v == "auto" || v == "half");
+}
+
+bool is_autocast(std::string_view q) {
+  if (q == api::kAutocast || q == "torch.amp.autocast_mode.custom_fwd" || q == "torch.amp.custom_fwd") return true;
+  if (q == "torch.cuda.amp.grad_scaler.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") return true;
+  return api::deprecated_amp(q).has_value();
+}
+
+// Whole-program precision choices made elsewhere: Lightning/Fabric `precision=`,
+// accelerate (also configured by `accelerate config`), DeepSpeed and apex configs.
+bool delegates_precision(const CallEvent& call, const SemanticModel& model) {
+  if (!call.qualname) return false;
+  const std::string& q = *call.qualname;
+  if (q.starts_with("accelerate.") && q.ends_with("Accelerator")) return true;
+  if (q == "deepspeed.initialize" || q.starts_with("apex.amp.")) return true;
+  bool lightning = q.starts_with("lightning.") || q.starts_with("pytorch_lightning.") || q.starts_with("lightning_fabric.");
+  if (lightning && (q.ends_with("Trainer") || q.ends_with("Fabric"))) {
+    return !ts_node_is_null(call.keyword("precision", model.source())) || call.has_kwargs_splat;
+  }
+  return false;
+}
+
+// A CUDA device named inside an availability check: `torch.device("cuda" if ... else "cpu")`.
+bool cuda_aware(const CallEvent& call, const SemanticModel& model) {
+  if (call.qualname != api::kTorchDevice) return false;
+  TSNode arg = call.positional(0);
+  if (ts_node_is_null(arg) || Syntax::get().kind(arg) != Kind::kConditionalExpression) return false;
+  for (uint32_t i = 0; i < ts_node_named_child_count(arg); ++i) {
+    std::string_view v;
+    if (string_literal_value(ts_node_named_child(arg, i), model.source(), v) && v.starts_with("cuda")) return true;
+  }
+  return false;
+}
+
+class NoMixedPrecision final : public Rule {
+ public:
+  void on_call(const CallEvent& call, RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    std::string_view src = model.source();
+    if (cuda_aware(call, model)) cuda_ = true;
+    if (call.qualname && is_autocast(*call.qualname)) {
+      ctx.add_fact(kFactAutocast);
+      return;
+    }
+    if (delegates_precision(call, model)) {
+      ctx.add_fact(kFactAutocast);
+      return;
+    }
+    bool reduced = false;
+    if (call.method == "half" || call.method == "bfloat16") reduced = true;
+    if (call.method == "to" && (is_low_precision_dtype(call.positional(0), model) ||
+                                is_low_precision_dtype(call.positional(1), model) ||
+                                is_low_precision_dtype(call.keyword("dtype", src), model))) {
+      reduced = true;
+    }
+    if (is_low_precision_dtype(call.keyword("torch_dtype", src), model)) reduced = true;
+    if (call.qualname == "torch.set_default_dtype" && is_low_precision_dtype(call.positional(0), model)) reduced = true;
+    if (reduced) ctx.add_fact(kFactReducedPrecision);
+
+  }
+
+  void on_decorator(const DecoratorEvent& event, RuleContext& ctx) override {
+    if (event.qualname && is_autocast(*event.qualname)) ctx.add_fact(kFactAutocast);
+  }
+
+  void on_loop_end(const LoopState& loop, RuleContext& ctx) override {
+    if (!loop.trains() || ctx.model().is_pytest_file()) return;
+    uint32_t start = ts_node_start_byte(loop.node), end = ts_node_end_byte(loop.node);
+    // Report the innermost training loop (the step loop), not the epoch loop around it.
+    bool has_inner = std::any_of(loops_.begin(), loops_.end(), [&](TSNode l) {
+      return ts_node_start_byte(l) >= start && ts_node_end_byte(l) <= end;
+    });
+    if (!has_inner) loops_.push_back(loop.node);
+  }
+
+  void on_module_end(RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    bool cuda = model.uses_cuda() || cuda_;
+    if (!loops_.empty()) {
+      TSNode first = *std::min_element(loops_.begin(), loops_.end(), [](TSNode a, TSNode b) {
+        return ts_node_start_byte(a) < ts_node_start_byte(b);
+      });
+      using K = ProjectCondition::Kind;
+      std::vector<ProjectCondition> conditions{{K::kProjectLacks, {}, kFactAutocast, ""},
+                                               {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
+      // A device that arrives as a parameter or from configuration is not decidable.
+      if (cuda) {
+        ctx.report(first,
+                   "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed "
+                   "precision usually trains much faster on tensor-core GPUs and halves activation memory; run the "
+                   "forward pass and loss under `torch.autocast(\"cuda\", dtype=torch.bfloat16)` (float16 also "
+                   "needs `torch.amp.GradScaler`)",
+                   std::nullopt, std::move(conditions));
+      }
+    }
+    loops_.clear();
+    cuda_ = false;
+  }
+
+ private:
+  std::vector<TSNode> loops_;
+  bool cuda_ = false;          // the file runs on CUDA when it is available
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry no_mixed_precision_rule() {
+  return python::rule_entry<python::NoMixedPrecision>({
+      .code = "TL203",
+      .name = "no-mixed-precision",
+      .severity = Severity::kInfo,
+      .checklist_items = {"A3"},
+      .languages = {Language::kPython},
+  });
+}
+
+}  // namespace torchlint

@@ -1,0 +1,44 @@
+// TL303 checkpoint-missing-epoch: a training checkpoint that does not record how far training got.
+#include "python/training_checkpoint.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+class CheckpointMissingEpoch final : public Rule {
+ public:
+  void on_call(const CallEvent& call, RuleContext& ctx) override { tracker_.on_call(call, ctx); }
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx); }
+  void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx); }
+
+  void on_module_end(RuleContext& ctx) override {
+    for (auto& checkpoint : tracker_.finish(ctx)) {
+      // A scheduler's own `last_epoch` does not count: the loop resumes from the counter it reads back.
+      if (checkpoint.dict.counter) continue;
+      ctx.report(checkpoint.node,
+                 "training checkpoint has no epoch or step counter: a resumed run cannot tell where training "
+                 "stopped (a number in the file name is not restored); add `\"epoch\": epoch` or "
+                 "`\"global_step\": step`",
+                 std::nullopt, checkpoint.conditions);
+    }
+  }
+
+ private:
+  TrainingCheckpointTracker tracker_;
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry checkpoint_missing_epoch_rule() {
+  return python::rule_entry<python::CheckpointMissingEpoch>({
+      .code = "TL303",
+      .name = "checkpoint-missing-epoch",
+      .severity = Severity::kWarning,
+      .checklist_items = {"A4"},
+      .languages = {Language::kPython},
+  });
+}
+
+}  // namespace torchlint

@@ -1,0 +1,60 @@
+// TL502 missing-normalization: a deep stack of conv/linear layers with no normalization.
+#include "python/nn_stack.h"
+#include "python/rule.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+constexpr int kMinDepth = 4;
+
+class MissingNormalization final : public Rule {
+ public:
+  void on_call(const CallEvent& call, RuleContext& ctx) override {
+    const SemanticModel& m = ctx.model();
+    tracker_.on_call(call, m);
+    if (call.qualname != nn_stack::kSequential || tracker_.nested(call.node)) return;
+    nn_stack::Stack s = tracker_.summarize(call.node, m, /*mark_nested=*/true);
+    // Unknown blocks may normalise; SELU networks are built to need no norm layers.
+    if (s.unknown || s.reported || s.norm || s.self_norm || s.weights < kMinDepth || m.is_pytest_file()) return;
+    tracker_.reported_sequential(call.node, m);
+    ctx.report(call.node, "`nn.Sequential` stacks " + std::to_string(s.weights) +
+                              " conv/linear layers with no normalization layer: deep unnormalised stacks train slowly "
+                              "and are fragile to initialisation and learning rate; add BatchNorm (conv) or "
+                              "LayerNorm (linear) after each weight layer");
+  }
+
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx.model()); }
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx.model()); }
+
+  void on_class_end(const ClassInfo& cls, TSNode node, RuleContext& ctx) override {
+    nn_stack::Tracker::ClassFlow flow = tracker_.analyse(cls, node, ctx.model());
+    if (!flow.analysed || flow.inherits_report || ctx.model().is_pytest_file()) return;
+    if (flow.any_norm || flow.self_norm || flow.unknown_modules || flow.depth < kMinDepth) return;
+    tracker_.reported_class(cls.qualname);
+    std::string_view name = ctx.text(field(node, Syntax::get().fields().name));
+    ctx.report(field(node, Syntax::get().fields().name),
+               "module `" + std::string(name) + "` chains " + std::to_string(flow.depth) +
+                   " conv/linear layers in `forward` with no normalization (no BatchNorm/LayerNorm/GroupNorm layer, "
+                   "no functional norm): deep unnormalised stacks train slowly and are fragile to initialisation and "
+                   "learning rate; add a norm layer after each weight layer");
+  }
+
+ private:
+  nn_stack::Tracker tracker_;
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry missing_normalization_rule() {
+  return python::rule_entry<python::MissingNormalization>({
+      .code = "TL502",
+      .name = "missing-normalization",
+      .severity = Severity::kInfo,
+      .checklist_items = {"B3"},
+      .languages = {Language::kPython},
+  });
+}
+
+}  // namespace torchlint

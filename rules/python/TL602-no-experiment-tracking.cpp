@@ -1,0 +1,132 @@
+// TL602 no-experiment-tracking: a training entry script whose metrics only go to the console.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "python/rule.h"
+
+namespace torchlint {
+namespace python {
+namespace {
+
+// Packages whose every call is part of logging a run.
+bool is_tracking_package(std::string_view q) {
+  static constexpr std::string_view prefixes[] = {
+      "wandb.", "mlflow.", "comet_ml.", "neptune.", "aim.", "clearml.", "tensorboardX.", "dvclive.", "swanlab.",
+      "torch.utils.tensorboard.", "tensorboard.", "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
+      "lightning.fabric.loggers.", "lightning_fabric.loggers.", "visdom.", "trackio.", "tensorboard_logger.",
+      "sacred.", "polyaxon.", "guild.", "torchnet.logger.", "ignite.contrib.handlers.", "ignite.handlers.",
+  };
+  for (auto p : prefixes) {
+    if (q.starts_with(p)) return true;
+  }
+  return false;
+}
+
+// Trainers that log metrics by default (HF writes trainer_state.json and reports to the
+// installed trackers; Lightning uses TensorBoard/CSV loggers unless `logger=False`).
+bool is_logging_trainer(std::string_view q) {
+  return q == "transformers.Trainer" || q == "transformers.Seq2SeqTrainer" ||
+         (q.starts_with("trl.") && q.ends_with("Trainer")) || q == "lightning.Trainer" ||
+         q == "lightning.pytorch.Trainer" || q == "pytorch_lightning.Trainer";
+}
+
+class NoExperimentTracking final : public Rule {
+ public:
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override {
+    const Syntax& syn = Syntax::get();
+    if (ts_node_is_null(event.value) || syn.kind(event.value) != Kind::kCall) return;
+    auto q = ctx.model().resolve_qualified_name(field(event.value, syn.fields().function));
+    if (q == "accelerate.Accelerator" || q == "lightning.Fabric" || q == "lightning.fabric.Fabric" ||
+        q == "lightning_fabric.Fabric") {
+      runners_.insert(std::string(ctx.text(event.target)));
+    }
+  }
+
+  void on_call(const CallEvent& call, RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    const FunctionState& fn = model.function();
+    if (fn.first_training_byte == ts_node_start_byte(call.node)) {
+      if (fn.is_module_level && ts_node_is_null(first_step_)) first_step_ = call.node;
+      if (!fn.is_module_level) first_steps_.try_emplace(fn.qualname, call.node);
+    }
+    if (fn.is_module_level && call.qualname) module_calls_.emplace_back(call.node, *call.qualname);
+    if (tracks(call, ctx)) ctx.add_fact("tracks-metrics");
+  }
+
+
+  void on_module_end(RuleContext& ctx) override {
+    const SemanticModel& model = ctx.model();
+    if (model.is_pytest_file()) return;
+    TSNode anchor{};
+    if (model.has_main_guard()) {
+      anchor = field(model.main_guard_node(), Syntax::get().fields().condition);
+    } else if (!ts_node_is_null(first_step_)) {
+      anchor = first_step_;
+    } else if (auto it = std::find_if(module_calls_.begin(), module_calls_.end(),
+                                      [&](const auto& c) { return first_steps_.contains(c.second); });
+               it != module_calls_.end()) {
+      // Module-level code calls a training function of this file: its optimizer step.
+      anchor = first_steps_.at(it->second);
+    } else {
+      return;  // a library module: the entry script that uses it decides
+    }
+    using K = ProjectCondition::Kind;
+    const std::vector<std::string> roots{model.function().qualname};
+    // A called helper torchlint cannot see into counts as tracking when its name says it logs.
+    ctx.report(anchor,
+               "training entry script logs no metrics to an experiment tracker (TensorBoard, MLflow, W&B, CSV): "
+               "loss and accuracy curves exist only in the console and runs cannot be compared; log them with "
+               "`torch.utils.tensorboard.SummaryWriter` or your tracker of choice",
+               std::nullopt,
+               {{K::kReachableHas, roots, "trains", ""}, {K::kReachableLacks, roots, "tracks-metrics", "log"}});
+  }
+
+ private:
+  bool tracks(const CallEvent& call, RuleContext& ctx) const {
+    const SemanticModel& model = ctx.model();
+    if (call.qualname) {
+      const std::string& q = *call.qualname;
+      if (is_tracking_package(q) || q == "csv.writer" || q == "csv.DictWriter" || q == "json.dump") return true;
+      if (is_logging_trainer(q)) {
+        TSNode logger = call.keyword("logger", model.source());
+        return ts_node_is_null(logger) || Syntax::get().kind(logger) != Kind::kFalse;
+      }
+      if (q == "accelerate.Accelerator") {
+        TSNode with = call.keyword("log_with", model.source());
+        return !ts_node_is_null(with) && Syntax::get().kind(with) != Kind::kNone;
+      }
+    }
+    static const std::unordered_set<std::string_view> methods = {
+        "add_scalar", "add_scalars", "log_metrics", "log_metric", "log_scalar", "log_scalars", "init_trackers",
+        "to_csv", "log_dict",
+    };
+    if (methods.contains(call.method)) return true;
+    if (call.method == "log" && !ts_node_is_null(call.receiver)) {
+      std::string_view receiver = ctx.text(call.receiver);
+      // `self.log(...)` in a LightningModule, `accelerator.log(...)`, `fabric.log(...)`.
+      if (receiver == "self" || runners_.contains(std::string(receiver))) return true;
+    }
+    return false;
+  }
+
+  TSNode first_step_{};
+  std::unordered_set<std::string> runners_;
+  std::vector<std::pair<TSNode, std::string>> module_calls_;
+  std::unordered_map<std::string, TSNode> first_steps_;  // function -> its first optimizer step
+};
+
+}  // namespace
+}  // namespace python
+
+python::RuleEntry no_experiment_tracking_rule() {
+  return python::rule_entry<python::NoExperimentTracking>({
+      .code = "TL602",
+      .name = "no-experiment-tracking",
+      .severity = Severity::kInfo,
+      .checklist_items = {"C3", "E5"},
+      .languages = {Language::kPython},
+  });
+}
+
+}  // namespace torchlint

@@ -1,0 +1,410 @@
+#pragma once
+// Shared by the training-loop rules (TL103-TL109, TL206, TL208, TL601): what one iteration
+// of a loop does, which statements run only under a condition, and which names hold
+// tensors of the forward pass. Header-only so that each rule stays one .cpp.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "python/rule.h"
+
+namespace torchlint::python::loop_util {
+
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+inline std::string_view last_name(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+// How two spellings of one object compare: `self.optimizer` and `optimizer` are the same
+// optimizer in practice; `opt_g` and `opt_d` are not.
+inline std::string key(std::string_view receiver) { return lower(last_name(receiver)); }
+
+inline bool is_type(TSNode n, const char* type) {
+  return !ts_node_is_null(n) && std::strcmp(ts_node_type(n), type) == 0;
+}
+
+inline bool contains(TSNode outer, TSNode inner) {
+  return !ts_node_is_null(outer) && !ts_node_is_null(inner) && ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
+         ts_node_end_byte(inner) <= ts_node_end_byte(outer);
+}
+
+inline uint32_t line_of(TSNode n) { return ts_node_start_point(n).row + 1; }
+
+// The names the engine itself reads as optimizers (`opt`, `optimizer_g`, `self.optim`).
+inline bool names_optimizer(std::string_view receiver) {
+  std::string n = key(receiver);
+  if (n.find("sched") != std::string::npos) return false;
+  return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
+}
+
+// The direct child of `parent` whose range holds `node` (null when none does).
+inline TSNode child_holding(TSNode parent, TSNode node) {
+  uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
+  uint32_t count = ts_node_child_count(parent);
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode c = ts_node_child(parent, i);
+    if (ts_node_start_byte(c) <= s && e <= ts_node_end_byte(c) && ts_node_end_byte(c) > ts_node_start_byte(c)) return c;
+  }
+  return {};
+}
+
+// Whether `node` runs only sometimes per execution of `stop` (a loop): under an `if`/`elif`/
+// `else` branch, a conditional expression's branch, the right operand of `and`/`or`, an
+// `except` handler, a `case`, a nested `while`, or inside a nested def/lambda that the
+// loop does not run. A condition itself is evaluated every time and is not guarded.
+inline bool guarded_within(TSNode node, TSNode stop) {
+  const Fields& f = Syntax::get().fields();
+  TSNode n = stop;
+  for (int depth = 0; depth < 512; ++depth) {
+    TSNode next = child_holding(n, node);
+    if (ts_node_is_null(next) || ts_node_eq(next, node)) return false;
+    const char* t = ts_node_type(next);
+    if (std::strcmp(t, "if_statement") == 0) {
+      if (!contains(field(next, f.condition), node)) return true;
+    } else if (std::strcmp(t, "conditional_expression") == 0) {
+      // body if condition else alternative: only the condition always runs.
+      if (!contains(ts_node_named_child(next, 1), node)) return true;
+    } else if (std::strcmp(t, "boolean_operator") == 0) {
+      if (!contains(field(next, f.left), node)) return true;
+    } else if (std::strcmp(t, "elif_clause") == 0 || std::strcmp(t, "else_clause") == 0 ||
+               std::strcmp(t, "except_clause") == 0 || std::strcmp(t, "except_group_clause") == 0 ||
+               std::strcmp(t, "case_clause") == 0 || std::strcmp(t, "lambda") == 0 ||
+               std::strcmp(t, "function_definition") == 0 || std::strcmp(t, "while_statement") == 0) {
+      return true;
+    }
+    n = next;
+  }
+  return false;
+}
+
+// Whether `node` lies in an `except` handler between it and `stop`.
+inline bool in_except_within(TSNode node, TSNode stop) {
+  TSNode n = stop;
+  for (int depth = 0; depth < 512; ++depth) {
+    TSNode next = child_holding(n, node);
+    if (ts_node_is_null(next) || ts_node_eq(next, node)) return false;
+    if (is_type(next, "except_clause") || is_type(next, "except_group_clause")) return true;
+    n = next;
+  }
+  return false;
+}
+
+// Loops that already ended in this file, to tell a loop's own statements from those of
+// the loops nested in it (the engine gives a loop the events of its nested loops too).
+class NestedLoops {
+ public:
+  // The ended loop strictly inside `loop` that holds `node`, or null.
+  TSNode nested_in(TSNode loop, TSNode node) const {
+    for (TSNode l : closed_) {
+      if (contains(loop, l) && !ts_node_eq(loop, l) && contains(l, node)) return l;
+    }
+    return {};
+  }
+  // Call once `loop` was analysed: it replaces the loops nested in it.
+  void close(TSNode loop) {
+    std::erase_if(closed_, [&](TSNode l) { return contains(loop, l); });
+    closed_.push_back(loop);
+  }
+
+ private:
+  std::vector<TSNode> closed_;
+};
+
+struct IterationEvent {
+  const LoopEvent* event = nullptr;
+  bool nested = false;   // belongs to a loop nested in this one
+  bool guarded = false;  // direct events only: runs under a condition or in a handler
+};
+
+// One iteration of `loop`, in source order.
+inline std::vector<IterationEvent> iteration(const LoopState& loop, const NestedLoops& nested) {
+  std::vector<IterationEvent> out;
+  out.reserve(loop.events.size());
+  for (const auto& e : loop.events) {
+    IterationEvent ie;
+    ie.event = &e;
+    ie.nested = !ts_node_is_null(nested.nested_in(loop.node, e.node));
+    ie.guarded = !ie.nested && (e.conditional || guarded_within(e.node, loop.node));
+    out.push_back(ie);
+  }
+  return out;
+}
+
+// An optimizer step that passes a closure (`opt.step(closure)`, LBFGS): the closure
+// zeroes, computes and back-propagates itself.
+inline bool is_closure_step(const LoopEvent& e, std::string_view source) {
+  TSNode callee = field(e.node, Syntax::get().fields().function);
+  TSNode args = field(e.node, Syntax::get().fields().arguments);
+  if (ts_node_is_null(args) || ts_node_named_child_count(args) == 0) return false;
+  TSNode object = is_type(callee, "attribute") ? field(callee, Syntax::get().fields().object) : TSNode{};
+  TSNode first = ts_node_named_child(args, 0);
+  if (is_type(first, "keyword_argument")) return true;  // step(closure=...)
+  // scaler.step(opt): the argument is the optimizer the event names.
+  return node_text(first, source) != e.receiver && !ts_node_is_null(object) &&
+         key(node_text(object, source)).find("scaler") == std::string::npos;
+}
+
+// The loss expression a backward event differentiates: `loss` in `loss.backward()`,
+// `scaler.scale(loss).backward()` and `accelerator.backward(loss)`.
+inline TSNode backward_loss(const LoopEvent& e) {
+  const Fields& f = Syntax::get().fields();
+  TSNode args = field(e.node, f.arguments);
+  if (!ts_node_is_null(args) && ts_node_named_child_count(args) > 0) {
+    TSNode first = ts_node_named_child(args, 0);
+    if (!is_type(first, "keyword_argument")) return first;
+  }
+  TSNode callee = field(e.node, f.function);
+  if (!is_type(callee, "attribute")) return {};
+  TSNode object = field(callee, f.object);
+  if (is_type(object, "call")) {
+    TSNode inner_args = field(object, f.arguments);
+    if (!ts_node_is_null(inner_args) && ts_node_named_child_count(inner_args) > 0) return ts_node_named_child(inner_args, 0);
+  }
+  return object;
+}
+
+// Identifiers inside a (small) expression.
+inline void identifiers_in(TSNode expr, std::string_view source, std::unordered_set<std::string>& out) {
+  if (ts_node_is_null(expr)) return;
+  std::vector<TSNode> stack{expr};
+  for (int guard = 0; !stack.empty() && guard < 4096; ++guard) {
+    TSNode n = stack.back();
+    stack.pop_back();
+    if (is_type(n, "identifier")) {
+      out.emplace(node_text(n, source));
+      continue;
+    }
+    // `a.b`: only the root names a variable.
+    if (is_type(n, "attribute")) {
+      stack.push_back(field(n, Syntax::get().fields().object));
+      continue;
+    }
+    if (is_type(n, "keyword_argument")) {
+      stack.push_back(field(n, Syntax::get().fields().value));
+      continue;
+    }
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) stack.push_back(ts_node_named_child(n, i));
+  }
+}
+
+// Whether `name` is bound by a `for` loop around `node` (`for opt in optimizers:`): it then
+// stands for several objects in turn.
+inline bool is_loop_variable(TSNode node, std::string_view name, std::string_view source) {
+  TSNode n = ts_node_parent(node);
+  for (int depth = 0; depth < 256 && !ts_node_is_null(n); ++depth, n = ts_node_parent(n)) {
+    if (is_type(n, "function_definition")) return false;
+    if (!is_type(n, "for_statement")) continue;
+    std::unordered_set<std::string> targets;
+    identifiers_in(field(n, Syntax::get().fields().left), source, targets);
+    if (targets.contains(std::string(name))) return true;
+  }
+  return false;
+}
+
+// Names of the losses back-propagated in a loop.
+inline std::unordered_set<std::string> backward_names(const LoopState& loop, std::string_view source) {
+  std::unordered_set<std::string> out;
+  for (const auto& e : loop.events) {
+    if (e.kind == LoopEventKind::kBackward) identifiers_in(backward_loss(e), source, out);
+  }
+  return out;
+}
+
+// --- Tensors of the forward pass ---------------------------------------------------
+
+enum class Origin : uint8_t {
+  kUnknown,
+  kPython,    // a Python number or host value: `.item()`, `float(t)`, literals
+  kLoss,      // a loss with its autograd graph: a criterion call and arithmetic on it
+  kOutput,    // the model's output (or something computed from it)
+  kDetached,  // a device tensor without graph: `.detach()`, `.data`
+};
+
+inline bool is_loss_function(std::string_view qualname) {
+  if (!qualname.starts_with("torch.nn.functional.")) return false;
+  std::string_view fn = qualname.substr(20);
+  static const std::unordered_set<std::string_view> losses = {
+      "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+      "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "ctc_loss", "cosine_embedding_loss",
+      "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
+      "gaussian_nll_loss", "hinge_embedding_loss", "multilabel_margin_loss", "soft_margin_loss",
+      "multi_margin_loss", "multilabel_soft_margin_loss",
+  };
+  return losses.contains(fn);
+}
+
+// A call of a loss criterion: `criterion(out, y)` with `criterion = nn.CrossEntropyLoss()`,
+// `F.cross_entropy(...)`, `self.loss_fn(...)`.
+inline bool is_criterion_call(TSNode call, const SemanticModel& model) {
+  TSNode callee = field(call, Syntax::get().fields().function);
+  if (ts_node_is_null(callee)) return false;
+  if (model.infer_value(callee).kind == ValueKind::kLoss) return true;
+  if (auto q = model.resolve_qualified_name(callee); q && is_loss_function(*q)) return true;
+  Kind k = Syntax::get().kind(callee);
+  if (k != Kind::kIdentifier && k != Kind::kAttribute) return false;
+  std::string n = key(model.text(callee));
+  return n == "criterion" || n.starts_with("criterion_") || n == "loss_fn" || n == "loss_func" ||
+         n == "loss_function" || n == "loss_fct" || n == "lossfn" || n.ends_with("_criterion") ||
+         n.ends_with("_loss_fn");
+}
+
+// The origin of the values bound to names, per function, in source order.
+class TensorNames {
+ public:
+  Origin origin(std::string_view name, const SemanticModel& model) const {
+    auto fit = names_.find(model.function().qualname);
+    if (fit == names_.end()) return Origin::kUnknown;
+    auto it = fit->second.find(std::string(name));
+    return it == fit->second.end() ? Origin::kUnknown : it->second;
+  }
+
+  Origin classify(TSNode expr, const SemanticModel& model, int depth = 0) const {
+    if (ts_node_is_null(expr) || depth > 24) return Origin::kUnknown;
+    const Fields& f = Syntax::get().fields();
+    const char* t = ts_node_type(expr);
+    auto is = [&](const char* s) { return std::strcmp(t, s) == 0; };
+    if (is("identifier")) return origin(model.text(expr), model);
+    if (is("integer") || is("float")) return Origin::kPython;
+    if (is("parenthesized_expression")) return classify(ts_node_named_child(expr, 0), model, depth + 1);
+    if (is("unary_operator")) return classify(ts_node_named_child(expr, 0), model, depth + 1);
+    if (is("binary_operator")) {
+      Origin a = classify(field(expr, f.left), model, depth + 1);
+      Origin b = classify(field(expr, f.right), model, depth + 1);
+      for (Origin o : {Origin::kLoss, Origin::kOutput, Origin::kDetached}) {
+        if (a == o || b == o) return o;
+      }
+      return a == Origin::kPython && b == Origin::kPython ? Origin::kPython : Origin::kUnknown;
+    }
+    if (is("comparison_operator")) {
+      // `preds == labels`: a tensor when an operand is one.
+      uint32_t n = ts_node_named_child_count(expr);
+      for (uint32_t i = 0; i < n; ++i) {
+        Origin o = classify(ts_node_named_child(expr, i), model, depth + 1);
+        if (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached) return Origin::kOutput;
+      }
+      return Origin::kUnknown;
+    }
+    if (is("subscript")) {
+      Origin o = classify(field(expr, f.value), model, depth + 1);
+      // outputs["loss"] of a Hugging Face model
+      TSNode index = ts_node_named_child(expr, 1);
+      std::string_view literal;
+      if (o == Origin::kOutput && string_literal_value(index, model.source(), literal) && literal.find("loss") != std::string_view::npos) {
+        return Origin::kLoss;
+      }
+      return o == Origin::kPython ? Origin::kUnknown : o;
+    }
+    if (is("attribute")) {
+      Origin o = classify(field(expr, f.object), model, depth + 1);
+      std::string_view attr = model.text(field(expr, f.attribute));
+      if (attr == "data" && (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached)) return Origin::kDetached;
+      if (attr == "shape" || attr == "device" || attr == "dtype" || attr == "grad_fn" || attr == "requires_grad") return Origin::kUnknown;
+      // outputs.loss of a Hugging Face model
+      if (o == Origin::kOutput && lower(attr).find("loss") != std::string::npos) return Origin::kLoss;
+      return o == Origin::kOutput || o == Origin::kDetached ? o : Origin::kUnknown;
+    }
+    if (is("call")) {
+      TSNode callee = field(expr, f.function);
+      if (auto q = model.resolve_qualified_name(callee)) {
+        if (*q == "builtins.float" || *q == "builtins.int" || *q == "builtins.len" || *q == "builtins.round" ||
+            *q == "builtins.bool" || *q == "builtins.str") {
+          return Origin::kPython;
+        }
+      }
+      if (is_criterion_call(expr, model)) return Origin::kLoss;
+      if (!model.forward_pass_target(expr, true).empty()) return Origin::kOutput;
+      if (auto q = model.resolve_qualified_name(callee); q && q->starts_with("torch.")) {
+        // torch.max(outputs, 1), torch.sigmoid(logits): computed from the first argument.
+        TSNode args = field(expr, f.arguments);
+        TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+        Origin o = classify(first, model, depth + 1);
+        return o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached ? Origin::kOutput : Origin::kUnknown;
+      }
+      if (is_type(callee, "attribute")) {
+        std::string_view method = model.text(field(callee, f.attribute));
+        Origin o = classify(field(callee, f.object), model, depth + 1);
+        if (o == Origin::kUnknown || o == Origin::kPython) return Origin::kUnknown;
+        if (method == "item" || method == "tolist" || method == "numpy") return Origin::kPython;
+        if (method == "detach" || method == "detach_") return Origin::kDetached;
+        if (method == "cpu" || method == "to" || method == "numel" || method == "size" || method == "dim") return Origin::kUnknown;
+        return o;  // mean(), sum(), argmax(), view(), ...
+      }
+    }
+    return Origin::kUnknown;
+  }
+
+  // Keeps the names current; call from on_assign.
+  void on_assign(const AssignEvent& a, const SemanticModel& model) {
+    if (ts_node_is_null(a.target)) return;
+    Kind tk = Syntax::get().kind(a.target);
+    auto& names = names_[model.function().qualname];
+    if (tk == Kind::kIdentifier) {
+      std::string name(model.text(a.target));
+      Origin value = classify(a.value, model);
+      if (a.op != "=") {
+        Origin old = origin(name, model);
+        for (Origin o : {Origin::kLoss, Origin::kOutput, Origin::kDetached}) {
+          if (old == o || value == o) {
+            value = o;
+            break;
+          }
+        }
+      }
+      names[name] = value;
+    } else if (tk == Kind::kPatternList || tk == Kind::kTuple) {
+      // `out, aux = model(x)`: the parts of a forward output are outputs; `loss, n =
+      // loss.item(), len(x)` pairs up; anything else makes the names unknown again.
+      uint32_t n = ts_node_named_child_count(a.target);
+      bool paired = (is_type(a.value, "expression_list") || is_type(a.value, "tuple")) &&
+                    ts_node_named_child_count(a.value) == n;
+      Origin whole = paired ? Origin::kUnknown : classify(a.value, model);
+      std::vector<std::pair<std::string, Origin>> bound;
+      for (uint32_t i = 0; i < n; ++i) {
+        TSNode part = ts_node_named_child(a.target, i);
+        if (Syntax::get().kind(part) != Kind::kIdentifier) continue;
+        Origin o = paired ? classify(ts_node_named_child(a.value, i), model) : (whole == Origin::kOutput ? whole : Origin::kUnknown);
+        bound.emplace_back(std::string(model.text(part)), o);
+      }
+      for (auto& [name, o] : bound) names[name] = o;
+    }
+  }
+
+  void function_end(const FunctionState& fn) { names_.erase(fn.qualname); }
+
+ private:
+  std::unordered_map<std::string, std::unordered_map<std::string, Origin>> names_;
+};
+
+// The identifier an expression is computed from (`loss` in `(loss * 2).mean()`), when
+// there is one; null otherwise.
+inline TSNode root_identifier(TSNode expr) {
+  const Fields& f = Syntax::get().fields();
+  for (int depth = 0; depth < 32 && !ts_node_is_null(expr); ++depth) {
+    const char* t = ts_node_type(expr);
+    if (std::strcmp(t, "identifier") == 0) return expr;
+    if (std::strcmp(t, "attribute") == 0) expr = field(expr, f.object);
+    else if (std::strcmp(t, "subscript") == 0) expr = field(expr, f.value);
+    else if (std::strcmp(t, "call") == 0) {
+      TSNode callee = field(expr, f.function);
+      if (!is_type(callee, "attribute")) return {};
+      expr = field(callee, f.object);
+    } else if (std::strcmp(t, "parenthesized_expression") == 0) expr = ts_node_named_child(expr, 0);
+    else if (std::strcmp(t, "comparison_operator") == 0 || std::strcmp(t, "binary_operator") == 0) expr = ts_node_named_child(expr, 0);
+    else return {};
+  }
+  return {};
+}
+
+}  // namespace torchlint::python::loop_util

@@ -1,0 +1,161 @@
+// `torchlint ckpt` end to end: exit codes, formats, selection, directories, diff, and
+// `torchlint check --include-checkpoints`. Hostile files are written by the test.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "builders.h"
+
+namespace fs = std::filesystem;
+using namespace torchlint::ckpt::testing;
+
+namespace {
+
+struct Result {
+  int exit = -1;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Result run(const std::string& args, const fs::path& cwd) {
+  static int counter = 0;
+  fs::path err_file = fs::temp_directory_path() / ("torchlint-ckpt-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::string cmd = "cd " + quote(cwd.string()) + " && timeout 120 " + quote(TORCHLINT_BINARY) + " " + args + " 2>" +
+                    quote(err_file.string()) + " </dev/null";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 65536> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream e(err_file);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  fs::remove(err_file);
+  return r;
+}
+
+struct Dir {
+  fs::path path;
+  Dir() {
+    static int n = 0;
+    path = fs::temp_directory_path() / ("torchlint-ckpt-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~Dir() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& bytes) const {
+    fs::create_directories((path / name).parent_path());
+    std::ofstream(path / name, std::ios::binary) << bytes;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("clean, findings, and unreadable files: exit 0, 1, 2; other files still reported") {
+  Dir d;
+  d.write("good.pt", benign_zip());
+  d.write("evil.pkl", os_system_pickle(2));
+  d.write("broken.pt", benign_zip().substr(0, 100));
+  Result clean = run("ckpt good.pt", d.path);
+  CHECK(clean.exit == 0);
+  CHECK(clean.out.find("safe: torch.load(weights_only=True) loads it") != std::string::npos);
+  CHECK(clean.out.find("fc.weight") != std::string::npos);
+  Result bad = run("ckpt good.pt evil.pkl", d.path);
+  CHECK(bad.exit == 1);
+  CHECK(bad.out.find("evil.pkl:1:1: TL810") != std::string::npos);
+  CHECK(bad.out.find("DANGEROUS") != std::string::npos);
+  Result broken = run("ckpt broken.pt evil.pkl good.pt --output-format concise", d.path);
+  CHECK(broken.exit == 2);
+  CHECK(broken.out.find("broken.pt:1:1: TL813") != std::string::npos);
+  CHECK(broken.out.find("evil.pkl:1:1: TL810") != std::string::npos);
+  CHECK(broken.err.find("broken.pt") != std::string::npos);
+  CHECK(run("ckpt evil.pkl --exit-zero", d.path).exit == 0);
+  CHECK(run("ckpt missing.pt", d.path).exit == 2);
+}
+
+TEST_CASE("machine formats carry the findings only; selection works") {
+  Dir d;
+  d.write("evil.pkl", os_system_pickle(4));
+  Result json = run("ckpt evil.pkl --output-format json", d.path);
+  CHECK(json.exit == 1);
+  auto parsed = nlohmann::json::parse(json.out);
+  REQUIRE(parsed.is_array());
+  REQUIRE(parsed.size() == 2);
+  CHECK(parsed[0]["code"] == "TL810");
+  CHECK(parsed[0]["filename"] == "evil.pkl");
+  CHECK(parsed[1]["code"] == "TL811");
+  Result selected = run("ckpt evil.pkl --select TL810 --output-format json", d.path);
+  CHECK(nlohmann::json::parse(selected.out).size() == 1);
+  Result sarif = run("ckpt evil.pkl --output-format sarif", d.path);
+  if (sarif.exit != 2) {  // SARIF output present in this build
+    auto s = nlohmann::json::parse(sarif.out);
+    CHECK(s["runs"][0]["results"].size() == 2);
+  }
+  CHECK(run("ckpt evil.pkl --select TL999", d.path).exit == 2);
+}
+
+TEST_CASE("directories: walked, Trainer checkpoint directories grouped") {
+  Dir d;
+  d.write("runs/a.pt", benign_zip());
+  d.write("runs/notes.txt", "hello");
+  d.write("runs/data.bin", "\x89PNG\r\n\x1a\nnot a checkpoint");
+  d.write("ckpt/checkpoint-10/model.safetensors",
+          safetensors_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0')));
+  d.write("ckpt/checkpoint-10/trainer_state.json", R"({"global_step": 10, "epoch": 1.0})");
+  Result r = run("ckpt runs ckpt --output-format concise", d.path);
+  CHECK(r.exit == 1);
+  CHECK(r.out.find("ckpt/checkpoint-10:1:1: TL801") != std::string::npos);
+  CHECK(r.out.find("1 file skipped") != std::string::npos);
+}
+
+TEST_CASE("ckpt diff") {
+  Dir d;
+  d.write("a.pt", benign_zip());
+  d.write("b.pt", benign_zip());
+  auto s = benign_storages();
+  s[0][0] ^= 1;
+  d.write("c.pt", build_zip(torch_members(benign_pickle(), s)));
+  d.write("e.pt", build_zip(torch_members(state_dict_pickle({{"fc.weight", {3, 2}, 6}, {"head.bias", {2}, 2}}), benign_storages())));
+  CHECK(run("ckpt diff a.pt b.pt", d.path).exit == 0);
+  Result same_shape = run("ckpt diff a.pt c.pt", d.path);
+  CHECK(same_shape.exit == 0);  // shapes and dtypes equal: values are compared only on request
+  Result values = run("ckpt diff a.pt c.pt --scan-values", d.path);
+  CHECK(values.exit == 1);
+  CHECK(values.out.find("max |a - b|") != std::string::npos);
+  Result changed = run("ckpt diff a.pt e.pt", d.path);
+  CHECK(changed.exit == 1);
+  CHECK(changed.out.find("~ fc.weight  float32 [2, 3] -> float32 [3, 2]") != std::string::npos);
+  CHECK(changed.out.find("- fc.bias") != std::string::npos);
+  CHECK(changed.out.find("+ head.bias") != std::string::npos);
+}
+
+TEST_CASE("rules and docs are registered; check --include-checkpoints inspects checkpoints") {
+  Dir d;
+  Result rules = run("rules", d.path);
+  for (const char* code : {"TL801", "TL810", "TL813", "TL823"}) CHECK(rules.out.find(code) != std::string::npos);
+  Result doc = run("rule TL810", d.path);
+  CHECK(doc.exit == 0);
+  CHECK(doc.out.find("# TL810: unsafe-pickle-global") == 0);
+  d.write("proj/train.py", "print('hi')\n");
+  d.write("proj/weights/evil.pt", build_zip(torch_members(os_system_pickle(2), {})));
+  Result without = run("check proj --output-format concise", d.path);
+  CHECK(without.out.find("TL810") == std::string::npos);
+  Result with = run("check proj --include-checkpoints --output-format concise", d.path);
+  CHECK(with.exit == 1);
+  CHECK(with.out.find("proj/weights/evil.pt:1:1: TL810") != std::string::npos);
+}
