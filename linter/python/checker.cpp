@@ -733,8 +733,8 @@ void Checker::on_call(TSNode node) {
       if (is_true_literal(arg)) fn.grad_disabled_statement = false;
     }
     if (q == api::kTorchDevice) {
-      std::string_view v;
-      if (string_literal_value(event.positional(0), model_.source(), v) && v.starts_with("cuda")) model_.uses_cuda_ = true;
+      TSNode arg = event.positional(0);
+      if (!ts_node_is_null(arg) && model_.infer_value(arg).cuda) model_.uses_cuda_ = true;
     }
     record_call_edge(q);
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {

@@ -186,10 +186,10 @@ ValueInfo SemanticModel::infer_value(TSNode expr) const {
         if (!q) return {};
         ValueKind kind = api::classify_call(*q);
         if (kind == ValueKind::kDevice) {
-          std::string_view value;
+          // torch.device("cuda:0"), torch.device("cuda" if available else "cpu"), torch.device(dev)
           TSNode args = field(expr, f.arguments);
           TSNode first = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
-          bool cuda = !ts_node_is_null(first) && string_literal_value(first, source_, value) && value.starts_with("cuda");
+          bool cuda = !ts_node_is_null(first) && syn.kind(first) != Kind::kKeywordArgument && infer_value(first).cuda;
           return ValueInfo{kind, *q, cuda};
         }
         if (kind != ValueKind::kUnknown) return ValueInfo{kind, *q, false};

@@ -1,4 +1,6 @@
 // TL101 missing-seed: an entry script trains but never seeds the generators it uses.
+#include <unordered_map>
+
 #include "python/rule.h"
 
 namespace torchlint {
@@ -9,9 +11,18 @@ class MissingSeed final : public Rule {
  public:
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const FunctionState& fn = ctx.model().function();
-    // Remember the first module-level optimizer step, for scripts with no main guard.
-    if (fn.is_module_level && ts_node_is_null(first_step_) && fn.first_training_byte == ts_node_start_byte(call.node)) {
-      first_step_ = call.node;
+    if (fn.first_training_byte == ts_node_start_byte(call.node)) {
+      if (!fn.is_module_level) {
+        first_step_in_function_.emplace(fn.qualname, call.node);
+      } else if (ts_node_is_null(first_step_)) {
+        first_step_ = call.node;  // scripts with no main guard that train at the top level
+      }
+      return;
+    }
+    // Scripts with no main guard whose top-level code calls `train(epoch)` defined above.
+    if (fn.is_module_level && ts_node_is_null(first_step_) && call.qualname) {
+      auto it = first_step_in_function_.find(*call.qualname);
+      if (it != first_step_in_function_.end()) first_step_ = it->second;
     }
   }
 
@@ -55,6 +66,7 @@ class MissingSeed final : public Rule {
 
  private:
   TSNode first_step_{};
+  std::unordered_map<std::string, TSNode> first_step_in_function_;
 };
 
 }  // namespace
