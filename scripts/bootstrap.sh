@@ -8,6 +8,8 @@ PACKAGES=(
   nodejs npm python3
   libtree-sitter-dev libtomlplusplus-dev libcli11-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev libtorch-dev
+  # torchlint-cpp (Clang LibTooling) and its benchmark against clang-tidy
+  libclang-14-dev libclang-cpp14-dev llvm-14-dev clang-14 clang-tidy-14
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
 )

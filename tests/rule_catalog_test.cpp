@@ -3,8 +3,10 @@
 // rules that exist.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -49,9 +51,16 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
   auto checklist = toml::parse_file("checklists/pytorch-best-practices.toml");
   REQUIRE_MESSAGE(checklist, "checklists/pytorch-best-practices.toml does not parse");
   std::set<std::string> items;
+  std::map<std::string, std::set<std::string>> item_rules;  // item id -> the rules it lists
   if (const auto* arr = checklist.table()["item"].as_array()) {
     for (const auto& item : *arr) {
-      if (const auto* t = item.as_table()) items.insert((*t)["id"].value_or(std::string()));
+      if (const auto* t = item.as_table()) {
+        std::string id = (*t)["id"].value_or(std::string());
+        items.insert(id);
+        if (const auto* list = (*t)["rules"].as_array()) {
+          for (const auto& r : *list) item_rules[id].insert(r.value_or(std::string()));
+        }
+      }
     }
   }
   std::set<std::string> codes;
@@ -66,8 +75,14 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
         CHECK_MESSAGE(rule.doc.find(section) != std::string_view::npos, "missing section " << section);
       }
     }
+    // Rule -> item: every rule belongs to an item, and that item lists it back (the
+    // scorecard counts a rule's findings against the items that list it).
     CHECK_FALSE(rule.checklist_items.empty());
-    for (const auto& item : rule.checklist_items) CHECK_MESSAGE(items.contains(item), "unknown checklist item " << item);
+    for (const auto& item : rule.checklist_items) {
+      CHECK_MESSAGE(items.contains(item), "unknown checklist item " << item);
+      CHECK_MESSAGE(item_rules[item].contains(rule.code), "checklist item " << item << " does not list " << rule.code
+                                                                              << ", which names it");
+    }
 
     // Probe rules are reported by torchlint-probe, which runs models: their cases are the
     // models of fixtures/models/make.py, and tests/probe/ asserts each code on them.
@@ -133,10 +148,13 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
       if (!rule_list) continue;
       for (const auto& r : *rule_list) {
         std::string code = r.value_or(std::string());
-        // Rules of later analysers (checkpoint, probe) are listed ahead of their code.
-        if (code.starts_with("TL8") || code.starts_with("TL9")) continue;
-        CHECK_MESSAGE(codes.contains(code),
-                      "item " << id << " names unknown rule " << code);
+        // Item -> rule: the rule exists (source, checkpoint or probe check) and names the
+        // item back.
+        const RuleInfo* rule = cli::registry().find(code);
+        CHECK_MESSAGE((rule && rule->code == code), "item " << id << " names unknown rule " << code);
+        if (!rule) continue;
+        bool back = std::find(rule->checklist_items.begin(), rule->checklist_items.end(), id) != rule->checklist_items.end();
+        CHECK_MESSAGE(back, "item " << id << " lists " << code << ", whose checklist_items do not name it");
       }
     }
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates torchlint's SARIF with Microsoft's SARIF multitool, GitHub rules included:
 # every fixture set must give zero errors and zero warnings (read from the tool's output log).
+# usage: sarif_validate.sh TORCHLINT NPM_PREFIX [CHECKPOINT_FIXTURES_DIR]
 set -euo pipefail
 torchlint=$1
 npm_prefix=$2
@@ -18,7 +19,7 @@ validate() {
   local name=$1
   shift
   # Exit code 1 (findings) is expected; 2 only for the case with a missing file.
-  "$torchlint" check "$@" --output-format sarif >"$work/$name.sarif" || true
+  "$torchlint" "${SUBCOMMAND:-check}" "$@" --output-format sarif >"$work/$name.sarif" || true
   "$multitool" validate "$work/$name.sarif" -o "$work/$name.out.sarif" --rule-kind "Sarif;Ghas" >"$work/$name.log" 2>&1 || true
   local count
   count=$(/usr/bin/python3 - "$work/$name.out.sarif" <<'PY'
@@ -48,6 +49,11 @@ validate sample_project fixtures/sample_project
 validate python_fixtures fixtures/python --select ALL
 [[ -d fixtures/projects ]] && validate projects fixtures/projects --select ALL
 validate with_file_error fixtures/python/TL000-parse-error does-not-exist.py --select ALL
+# `torchlint ckpt` on the generated checkpoint fixtures (argument 3, when they exist).
+if [[ -n ${3:-} && -d $3 ]]; then
+  SUBCOMMAND=ckpt validate checkpoints "$3"
+  SUBCOMMAND=ckpt validate checkpoints_scan_values "$3" --scan-values
+fi
 if ((failures)); then
   echo "$failures SARIF validation(s) failed" >&2
   exit 1

@@ -40,17 +40,17 @@ enum class Format : uint8_t {
 };
 std::string_view format_name(Format f);
 
-struct StorageInfo {
+struct StorageInfo {               // (small fields last: 200 000 of these in a big checkpoint)
   std::string key;
-  DType dtype = DType::kUnknown;
   std::string location;            // "cpu", "cuda:0", ...
   uint64_t numel = 0;              // declared, in elements of `dtype`
-  bool found = false;              // its bytes exist in the file
   uint64_t available_bytes = 0;    // bytes the file has for it
   uint64_t data_offset = 0;        // where they start in the file
   uint64_t compressed_bytes = 0;   // nonzero: a deflated zip member of this many bytes
-  bool big_endian = false;
   uint32_t tensors = 0;            // tensors viewing it
+  DType dtype = DType::kUnknown;
+  bool found = false;              // its bytes exist in the file
+  bool big_endian = false;
   uint64_t nbytes() const { return numel * dtype_bytes(dtype); }
 };
 

@@ -18,12 +18,19 @@ class Dims {
   Dims(const std::vector<int64_t>& values) { assign(values.begin(), values.end()); }  // NOLINT: implicit on purpose
   Dims(size_t n, int64_t value) { assign(n, value); }
   Dims(const Dims& other) { assign(other.begin(), other.end()); }
-  Dims(Dims&&) noexcept = default;
+  Dims(Dims&& other) noexcept { take(other); }
   Dims& operator=(const Dims& other) {
     if (this != &other) assign(other.begin(), other.end());
     return *this;
   }
-  Dims& operator=(Dims&&) noexcept = default;
+  Dims& operator=(Dims&& other) noexcept {
+    if (this != &other) {
+      release();
+      take(other);
+    }
+    return *this;
+  }
+  ~Dims() { release(); }
 
   template <class It>
   void assign(It first, It last) {
@@ -35,9 +42,9 @@ class Dims {
     for (size_t i = 0; i < n; ++i) push_back(value);
   }
   void clear() {
+    release();
     size_ = 0;
     capacity_ = kInline;
-    heap_.reset();
   }
   void push_back(int64_t v) {
     if (size_ == capacity_) grow();
@@ -50,8 +57,8 @@ class Dims {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  const int64_t* data() const { return heap_ ? heap_.get() : inline_; }
-  int64_t* data() { return heap_ ? heap_.get() : inline_; }
+  const int64_t* data() const { return capacity_ > kInline ? heap_ : inline_; }
+  int64_t* data() { return capacity_ > kInline ? heap_ : inline_; }
   const int64_t* begin() const { return data(); }
   const int64_t* end() const { return data() + size_; }
   int64_t operator[](size_t i) const { return data()[i]; }
@@ -66,15 +73,34 @@ class Dims {
   static constexpr uint32_t kInline = 4;
   void grow() {
     uint32_t capacity = capacity_ * 2;
-    auto bigger = std::make_unique<int64_t[]>(capacity);
-    std::memcpy(bigger.get(), data(), size_ * sizeof(int64_t));
-    heap_ = std::move(bigger);
+    auto* bigger = new int64_t[capacity]();
+    std::memcpy(bigger, data(), size_ * sizeof(int64_t));
+    release();
+    heap_ = bigger;
     capacity_ = capacity;
   }
+  void release() {
+    if (capacity_ > kInline) delete[] heap_;
+    capacity_ = kInline;
+  }
+  void take(Dims& other) {  // `this` holds nothing
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    if (capacity_ > kInline) {
+      heap_ = other.heap_;
+    } else {
+      std::memcpy(inline_, other.inline_, sizeof inline_);
+    }
+    other.size_ = 0;
+    other.capacity_ = kInline;
+  }
+  // 40 bytes: up to kInline values in place, more on the heap (capacity_ > kInline).
   uint32_t size_ = 0;
   uint32_t capacity_ = kInline;
-  int64_t inline_[kInline] = {};
-  std::unique_ptr<int64_t[]> heap_;  // only beyond kInline dimensions
+  union {
+    int64_t inline_[kInline] = {};
+    int64_t* heap_;
+  };
 };
 
 }  // namespace torchlint::ckpt

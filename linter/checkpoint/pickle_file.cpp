@@ -2,6 +2,7 @@
 // version, sys_info, the object, the storage keys, then raw storages; §6) and plain
 // pickles, one or several stacked. Every pickle in the file is walked.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "readers.h"
@@ -21,6 +22,82 @@ PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64
   scan->safety = assess(scan->run, options.policy, dialect);
   file.pickles.push_back(std::move(scan));
   return *file.pickles.back();
+}
+
+namespace {
+
+// A bytes constant that is itself a pickle: PROTO 2-5, or a protocol 0/1 pickle that
+// runs to STOP with more than one opcode.
+bool embedded_pickle_candidate(std::string_view b) {
+  if (b.size() < 4) return false;
+  if (static_cast<uint8_t>(b[0]) == 0x80) return static_cast<uint8_t>(b[1]) >= 2 && static_cast<uint8_t>(b[1]) <= 5;
+  return b.size() <= (1u << 20) && looks_like_pickle(b);
+}
+
+// `_codecs.encode(s, 'latin1')`: how protocol 2 pickles a bytes object; the bytes are s's
+// code points (all below 256).
+std::optional<std::string> latin1_bytes(ValueRef call) {
+  const GlobalName* callee = call.callee();
+  if (!callee || callee->module != "_codecs" || callee->name != "encode") return std::nullopt;
+  ValueRef args = call.call_args();
+  if (!args.is_sequence() || args.size() != 2) return std::nullopt;
+  auto text = args[0].as_str();
+  auto encoding = args[1].as_str();
+  if (!text || !encoding || (*encoding != "latin1" && *encoding != "latin-1" && *encoding != "iso-8859-1")) return std::nullopt;
+  std::string out;
+  out.reserve(text->size());
+  const auto* p = reinterpret_cast<const unsigned char*>(text->data());
+  for (size_t i = 0, n = text->size(); i < n;) {
+    if (p[i] < 0x80) {
+      out += static_cast<char>(p[i++]);
+    } else if ((p[i] & 0xE0) == 0xC0 && i + 1 < n && p[i] <= 0xC3) {
+      out += static_cast<char>(((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F));
+      i += 2;
+    } else {
+      return std::nullopt;  // a code point above U+00FF: encode() would fail
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void scan_embedded_pickles(CheckpointFile& file, const ReaderOptions& options) {
+  constexpr size_t kMaxEmbedded = 64;
+  size_t found = 0;
+  Bytes whole = file.bytes ? file.bytes->bytes() : Bytes();
+  // Appended scans are examined too (a pickle in a pickle in a pickle), up to the cap.
+  for (size_t p = 0; p < file.pickles.size() && found < kMaxEmbedded; ++p) {
+    const ValueGraph& graph = *file.pickles[p]->run.graph;
+    std::string parent = file.pickles[p]->where;
+    std::vector<std::pair<Bytes, uint64_t>> candidates;  // bytes, file offset (0: not in the file)
+    bool has_encode = false;
+    for (uint32_t g = 0; g < graph.global_count() && !has_encode; ++g) {
+      has_encode = graph.global_name(g).module == "_codecs" && graph.global_name(g).name == "encode";
+    }
+    for (ValueId id = 0; id < graph.size() && candidates.size() + found < kMaxEmbedded; ++id) {
+      ValueKind kind = graph.node(id).kind;
+      if (kind == ValueKind::kBytes) {
+        auto b = ValueRef(&graph, id).as_bytes();
+        if (!b || !embedded_pickle_candidate(*b)) continue;
+        bool in_file = !whole.empty() && b->data() >= whole.data() && b->data() + b->size() <= whole.data() + whole.size();
+        candidates.emplace_back(*b, in_file ? static_cast<uint64_t>(b->data() - whole.data()) : 0);
+      } else if (kind == ValueKind::kCall && has_encode) {
+        auto text = latin1_bytes(ValueRef(&graph, id));
+        if (!text || !embedded_pickle_candidate(*text)) continue;
+        file.buffers.push_back(std::make_unique<std::string>(std::move(*text)));
+        candidates.emplace_back(Bytes(*file.buffers.back()), 0);
+      }
+    }
+    for (const auto& [bytes, offset] : candidates) {
+      std::string where = "pickle embedded as a bytes constant in " + parent;
+      if (offset) where += " (byte " + std::to_string(offset) + ")";
+      PickleScan& scan = scan_pickle(file, bytes, 0, offset, std::move(where), PickleDialect::kTorchLoad, false, options);
+      ++found;
+      // Random bytes that merely start like a pickle: keep only what says something.
+      if (!scan.run.complete() && scan.safety.globals.empty() && scan.safety.hazards.empty()) file.pickles.pop_back();
+    }
+  }
 }
 
 namespace {

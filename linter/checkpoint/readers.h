@@ -24,6 +24,12 @@ void read_npy(CheckpointFile& file, const ReaderOptions& options);
 PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64_t base_offset, std::string where,
                         PickleDialect dialect, bool loaded_by_torch, const ReaderOptions& options);
 
+// Pickles carried inside pickles as bytes constants (`pickle.loads(b"...")`,
+// `torch.load(io.BytesIO(...))`; bypass class B17): walks every bytes value, and every
+// protocol-2 `_codecs.encode(str, 'latin1')`, that is itself a pickle, recursively, and
+// records each as a pickle of the file that torch does not load itself.
+void scan_embedded_pickles(CheckpointFile& file, const ReaderOptions& options);
+
 // Parses a NumPy header dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }.
 struct NpyHeader {
   std::string descr;

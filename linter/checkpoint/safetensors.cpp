@@ -144,7 +144,8 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
       }
       continue;
     }
-    auto fail = [&](const std::string& why) { sink.malformed("tensor", "tensor `" + name + "`: " + why, true); };
+    const std::string& tensor_name = name;  // (clang < 16 cannot capture a structured binding)
+    auto fail = [&](const std::string& why) { sink.malformed("tensor", "tensor `" + tensor_name + "`: " + why, true); };
     if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") || !info.contains("data_offsets")) {
       fail("needs `dtype`, `shape` and `data_offsets`");
       continue;

@@ -222,8 +222,10 @@ class Renderer {
     struct Big {
       const CheckpointFile* file;
       size_t index;
+      size_t order;  // across the checkpoint's files
     };
     std::vector<Big> all;
+    size_t tensor_order = 0;
     size_t nonfinite = 0, scanned = 0;
     bool any_scan = false;
     for (const CheckpointFile* f : cp_.files) {
@@ -233,7 +235,18 @@ class Renderer {
         elements += t.numel;
         bytes += t.nbytes();
         bytes_by_dtype[t.dtype] += t.nbytes();
-        all.push_back({f, i});
+        // Only the largest few are kept (a checkpoint may have 200 000 tensors).
+        Big b{f, i, tensor_order++};
+        auto bigger = [](const Big& x, const Big& y) {
+          uint64_t p = x.file->tensors[x.index].nbytes(), q = y.file->tensors[y.index].nbytes();
+          return p != q ? p > q : x.order < y.order;  // ties in file order
+        };
+        if (all.size() < options_.largest) {
+          all.insert(std::upper_bound(all.begin(), all.end(), b, bigger), b);
+        } else if (!all.empty() && bigger(b, all.back())) {
+          all.pop_back();
+          all.insert(std::upper_bound(all.begin(), all.end(), b, bigger), b);
+        }
         if (f->values_scanned && f->stats[i].scanned) {
           any_scan = true;
           ++scanned;
@@ -252,10 +265,7 @@ class Renderer {
       line("parameters", grouped(w.elements) + " in `" + w.where + "` (" + grouped(w.tensors.size()) + " tensors" +
                              (w.pickled_class.empty() ? "" : ", pickled " + w.pickled_class) + ")");
     }
-    size_t k = std::min(options_.largest, all.size());
-    std::partial_sort(all.begin(), all.begin() + static_cast<long>(k), all.end(), [](const Big& a, const Big& b) {
-      return a.file->tensors[a.index].nbytes() > b.file->tensors[b.index].nbytes();
-    });
+    size_t k = all.size();  // sorted, largest first
     for (size_t i = 0; i < k; ++i) {
       const TensorInfo& t = all[i].file->tensors[all[i].index];
       std::string text = t.name + "  " + std::string(dtype_info(t.dtype).name) + " " + shape_string(t.shape) + "  " + human_bytes(t.nbytes());

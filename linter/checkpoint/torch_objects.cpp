@@ -107,7 +107,7 @@ class Decoder {
       const GlobalName* g = ValueRef(&graph_, c.callee).global();
       rebuilds += g && g->module == "torch._utils";
     }
-    storage_index_.reserve(rebuilds);
+    // (storage_index_ only holds keys that are not decimal numbers: torch.save numbers them)
     file_.storages.reserve(rebuilds);
     file_.tensors.reserve(rebuilds);
     for (uint32_t i = 0; i < calls.size(); ++i) {
@@ -359,11 +359,14 @@ void name_tensors(CheckpointFile& file) {
     ValueId id;
     int32_t parent;   // index into `visits`, -1 for the root
     ValueId key;      // mapping key, or kNoValue
-    int64_t index;    // sequence index, or -1 (no name part: an object's state or args)
+    int32_t index;    // sequence index, or -1 (no name part: an object's state or args)
     uint32_t depth;
   };
   std::vector<Visit> visits;
   std::vector<size_t> work;
+  // Roughly one visit per tensor plus the containers holding them: reserved, so the
+  // array does not double (and copy) while the names are being allocated.
+  visits.reserve(file.tensors.size() + file.tensors.size() / 2 + 64);
   visits.push_back({main->run.root, -1, kNoValue, -1, 0});
   work.push_back(0);
   auto part_of = [&](const Visit& v) -> std::string {
@@ -381,9 +384,16 @@ void name_tensors(CheckpointFile& file) {
       std::string part = part_of(visits[at]);
       if (!part.empty()) parts.push_back(std::move(part));
     }
+    if (parts.empty()) return std::string("(root)");
+    size_t length = parts.size() - 1;
+    for (const auto& p : parts) length += p.size();
     std::string name;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) name += (name.empty() ? "" : ".") + *it;
-    return name.empty() ? std::string("(root)") : name;
+    name.reserve(length);  // exactly: 200 000 names stay alive with the file
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+      if (!name.empty()) name += '.';
+      name += *it;
+    }
+    return name;
   };
   std::vector<Visit> children;
   while (!work.empty()) {
@@ -407,7 +417,7 @@ void name_tensors(CheckpointFile& file) {
       if (v.is_call()) children.push_back({v.call()->state, self, kNoValue, -1, item.depth + 1});
     } else if (v.is_sequence()) {
       auto items = v.items();
-      for (size_t i = 0; i < items.size(); ++i) children.push_back({items[i], self, kNoValue, static_cast<int64_t>(i), item.depth + 1});
+      for (size_t i = 0; i < items.size(); ++i) children.push_back({items[i], self, kNoValue, static_cast<int32_t>(std::min<size_t>(i, INT32_MAX)), item.depth + 1});
     } else if (v.is_call()) {
       // An object: its state (BUILD) holds its attributes; its arguments may hold tensors.
       children.push_back({v.call()->state, self, kNoValue, -1, item.depth + 1});

@@ -82,6 +82,11 @@ class ZipCheckpointReader {
     read_other_members();
     file_.format_detail = "records under `" + prefix_ + "`" + (version_.empty() ? "" : ", format version " + version_) +
                           (big_endian_ ? ", big-endian" : "");
+    // The directory is done with (200 000 entries in a big checkpoint): free it before
+    // the tensor names are spelled out, so the two never take memory at the same time.
+    zip_ = nullptr;
+    zip.reset();
+    name_tensors(file_);
   }
 
  private:
@@ -217,7 +222,6 @@ class ZipCheckpointReader {
       // TorchScript data.pkl uses the same storage references.
       decode_torch_objects(file_, scan, PersistentIdStyle::kZip, locate, big_endian_, sink_);
     }
-    name_tensors(file_);
   }
 
   void read_other_members() {
@@ -236,8 +240,11 @@ class ZipCheckpointReader {
       }
       // Only members that are pickles: by name, or by their first bytes.
       if (!designated) {
-        Bytes head = zip_->raw(e).substr(0, 2);
-        if (e.stored() && !(head.size() == 2 && static_cast<uint8_t>(head[0]) == 0x80 && static_cast<uint8_t>(head[1]) <= 5)) continue;
+        // Stored: PROTO 2-5 up front, or a protocol 0/1 pickle that runs to STOP (a
+        // hidden `cos\nsystem\n...` has no header to sniff).
+        Bytes raw = zip_->raw(e);
+        bool proto = raw.size() >= 2 && static_cast<uint8_t>(raw[0]) == 0x80 && static_cast<uint8_t>(raw[1]) <= 5;
+        if (e.stored() && !proto && !(raw.size() <= (1u << 24) && looks_like_pickle(raw))) continue;
         if (!e.stored() && e.size > (1u << 26)) continue;
       }
       std::string error;
@@ -246,7 +253,7 @@ class ZipCheckpointReader {
         if (designated) sink_.malformed("member", "cannot read " + show(e.name) + ": " + error);
         continue;
       }
-      if (!designated && !looks_like_pickle(bytes->substr(0, std::min<size_t>(bytes->size(), 1u << 16))) &&
+      if (!designated && !looks_like_pickle(bytes->substr(0, std::min<size_t>(bytes->size(), 1u << 24))) &&
           !(bytes->size() >= 2 && static_cast<uint8_t>((*bytes)[0]) == 0x80 && static_cast<uint8_t>((*bytes)[1]) <= 5)) {
         continue;
       }

@@ -51,15 +51,16 @@ struct GlobalName {
   std::string qualified() const { return module + "." + name; }
 };
 
+// 40 bytes (a checkpoint has one per tensor and one per tensor's backward-hooks dict).
 struct CallRecord {
+  uint64_t offset = 0;         // pickle offset of the calling opcode
   ValueId callee = kNoValue;
   ValueId args = kNoValue;     // a tuple, normally
   ValueId kwargs = kNoValue;   // NEWOBJ_EX only
   ValueId state = kNoValue;    // BUILD's argument, when the object was built
   uint32_t items = 0;          // container slot for SETITEM(S)/APPEND(S) on this object
-  uint64_t offset = 0;         // pickle offset of the calling opcode
-  CallKind kind = CallKind::kReduce;
   uint32_t tensor = 0xffffffffu;  // the tensor this call builds (set by the torch decoder)
+  CallKind kind = CallKind::kReduce;
 };
 
 class ValueGraph;

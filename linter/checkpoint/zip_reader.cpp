@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include "inflate.h"
 
@@ -247,10 +248,25 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
                                      "Python's zipfile reads them, torch does not");
   }
 
+  // A large directory (200 000 records) is mostly fixed fields and extras: keep only
+  // the names, and let a mapped caller drop the directory's pages once read.
+  if (release && cd_size > (1u << 20)) {
+    size_t total = 0;
+    for (const auto& e : zip.entries_) total += e.name.size();
+    zip.names_ = std::make_unique<char[]>(total + 1);
+    char* out = zip.names_.get();
+    for (auto& e : zip.entries_) {
+      std::memcpy(out, e.name.data(), e.name.size());
+      e.name = std::string_view(out, e.name.size());
+      out += e.name.size();
+    }
+  }
+
   // 4. Local headers: the data offset, and every way they disagree with the directory.
+  //    The pass touches every member's page; they are handed back as it goes.
   uint64_t released = 0;
   for (auto& e : zip.entries_) {
-    if (release && e.header_offset > released + (32u << 20)) {
+    if (release && e.header_offset > released + (8u << 20)) {
       release(released, e.header_offset - (1u << 16) - released);
       released = e.header_offset - (1u << 16);
     }
@@ -302,6 +318,11 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
         }
       }
     }
+  }
+
+  if (release) {
+    if (cd_offset > released) release(released, cd_offset - released);
+    if (zip.names_) release(cd_offset, cd_size);
   }
 
   // 5. Names: duplicates, case collisions, paths that escape.

@@ -8,6 +8,7 @@
 // miniz itself refuses is malformed (TL813).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -82,6 +83,9 @@ class ZipArchive {
   static constexpr uint32_t kNone = 0xffffffffu;
   uint64_t cd_offset_ = 0;
   bool zip64_ = false;
+  // Entry names copied out of a large central directory, so that a mapped caller can drop
+  // the directory's pages (the names are a fraction of its bytes).
+  std::unique_ptr<char[]> names_;
 };
 
 // Deflate can expand at most ~1032:1; a member claiming more is lying about its size.

@@ -1,8 +1,10 @@
 #pragma once
-// `torchlint audit`: lint a repository, inspect what else it holds, and score it against
-// the checklist.
+// `torchlint audit`: lint a repository, inspect the checkpoints it holds, optionally run the
+// runtime probe on its TorchScript models, and score it all against the checklist.
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "check_command.h"
 
@@ -13,6 +15,16 @@ struct AuditRequest {
   std::string format = "markdown";  // markdown, html, json, sarif
   std::optional<std::string> output;
   std::optional<std::string> checklist_file;
+  // Checkpoints: found in the repository by their bytes; `--checkpoints` adds files or
+  // directories from elsewhere (a shared model store, a build tree).
+  std::vector<std::string> checkpoint_paths;
+  bool scan_checkpoints = true;                 // --no-checkpoints turns the pass off
+  uint64_t max_checkpoint_bytes = 32ull << 30;  // --max-checkpoint-size
+  // The runtime probe (--probe) on the TorchScript models found.
+  bool probe = false;
+  std::vector<std::string> probe_inputs;        // --probe-input, overrides the configuration
+  std::optional<std::string> probe_binary;      // --probe-binary
+  int probe_timeout_seconds = 600;              // per model
 };
 
 // Writes the report; returns the exit code (0 nothing failed, 1 failed items, 2 error).

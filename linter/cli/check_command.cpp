@@ -5,6 +5,7 @@
 
 #include "all_rules.h"
 #include "changed_lines.h"
+#include "cpp_frontend.h"
 #include "core/result_cache.h"
 #include "python/analyzer.h"
 
@@ -121,9 +122,11 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   std::vector<std::string> paths = request.paths;
   if (paths.empty()) paths.push_back(".");
   auto files = discover_files(paths, discovery, errors);
+  auto cpp_files = split_cpp_files(files, paths, discovery);  // linted by torchlint-cpp
   run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());
+  add_cpp_findings(cpp_files, rules, run.enabled, options.per_file_ignores, request.jobs, run.outcome);
 
   if (request.diff_base) {
     auto changed = changed_lines_since(*request.diff_base, error);

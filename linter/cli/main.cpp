@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "all_rules.h"
+#include "audit_checkpoints.h"
 #include "audit_command.h"
 #include "check_command.h"
 #include "ckpt_command.h"
@@ -183,6 +184,19 @@ int main(int argc, char** argv) {
   audit_cmd->add_option("--checklist", audit_checklist, "A checklist TOML file to score against instead of the built-in one");
   audit_cmd->add_option("-j,--jobs", audit.check.jobs, "Threads (default: all cores)");
   audit_cmd->add_flag("--no-cache", audit_no_cache, "Do not read or write the result cache");
+  std::string audit_max_checkpoint_size, audit_probe_binary;
+  bool audit_no_checkpoints = false;
+  audit_cmd->add_option("--checkpoints", audit.checkpoint_paths,
+                        "Also inspect the checkpoints in this file or directory (repeatable); the repository's own are found by their bytes");
+  audit_cmd->add_flag("--no-checkpoints", audit_no_checkpoints, "Do not look for checkpoint files");
+  audit_cmd->add_option("--max-checkpoint-size", audit_max_checkpoint_size,
+                        "Leave out checkpoint files larger than this (default 32GiB)");
+  audit_cmd->add_flag("--probe", audit.probe, "Run torchlint-probe on the TorchScript models found");
+  audit_cmd->add_option("--probe-input", audit.probe_inputs,
+                        "Probe input NAME:SHAPE[:DTYPE[:LOW..HIGH]] (repeatable; default: [tool.torchlint.probe] inputs)");
+  audit_cmd->add_option("--probe-binary", audit_probe_binary, "The torchlint-probe executable (default: beside torchlint, then PATH)");
+  audit_cmd->add_option("--probe-timeout", audit.probe_timeout_seconds, "Seconds per model before the probe is stopped (default 600)")
+      ->check(CLI::PositiveNumber);
 
   auto* rules_cmd = app.add_subcommand("rules", "List every rule");
   std::string rules_format = "text";
@@ -207,7 +221,23 @@ int main(int argc, char** argv) {
     audit.check.use_cache = !audit_no_cache;
     if (!audit_output.empty()) audit.output = audit_output;
     if (!audit_checklist.empty()) audit.checklist_file = audit_checklist;
-    return cli::run_audit(audit);
+    audit.scan_checkpoints = !audit_no_checkpoints;
+    if (!audit_probe_binary.empty()) audit.probe_binary = audit_probe_binary;
+    if (!audit_max_checkpoint_size.empty()) {
+      auto size = cli::parse_size(audit_max_checkpoint_size);
+      if (!size) {
+        std::cerr << "torchlint: error: --max-checkpoint-size: expected a size such as 2GiB, got `" << audit_max_checkpoint_size
+                  << "`\n";
+        return kExitError;
+      }
+      audit.max_checkpoint_bytes = *size;
+    }
+    try {
+      return cli::run_audit(audit);
+    } catch (const std::exception& e) {
+      std::cerr << "torchlint: internal error: " << e.what() << '\n';
+      return kExitError;
+    }
   }
   if (*rule_cmd) return show_rule(rule_code);
   if (ckpt_cmd.selected()) return ckpt_cmd.run();

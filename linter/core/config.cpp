@@ -80,6 +80,41 @@ struct Reader {
   }
 };
 
+bool read_probe(Reader& reader, const toml::node& node, const std::string& prefix, ProbeConfig& probe) {
+  const auto* table = node.as_table();
+  if (!table) return reader.fail(prefix, "expected a table ([tool.torchlint.probe])");
+  for (const auto& [key_node, value] : *table) {
+    std::string key(key_node.str());
+    std::string full = prefix + "." + key;
+    if (key == "inputs") {
+      if (!reader.strings(value, full, probe.inputs)) return false;
+    } else if (key == "models") {
+      if (!reader.strings(value, full, probe.models)) return false;
+    } else if (key == "checks") {
+      if (!reader.strings(value, full, probe.checks)) return false;
+    } else if (key == "batch-sizes") {
+      const auto* arr = value.as_array();
+      if (!arr) return reader.fail(full, "expected an array of positive integers");
+      for (const auto& item : *arr) {
+        const auto* n = item.as_integer();
+        if (!n || n->get() <= 0) return reader.fail(full, "expected an array of positive integers");
+        probe.batch_sizes.push_back(n->get());
+      }
+    } else if (key == "device" || key == "memory-budget") {
+      const auto* s = value.as_string();
+      if (!s) return reader.fail(full, "expected a string");
+      (key == "device" ? probe.device : probe.memory_budget) = s->get();
+    } else if (key == "timeout") {
+      const auto* n = value.as_integer();
+      if (!n || n->get() <= 0) return reader.fail(full, "expected a positive number of seconds");
+      probe.timeout_seconds = n->get();
+    } else {
+      return reader.fail(full, "unknown setting (known: inputs, models, batch-sizes, checks, device, memory-budget, timeout)");
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<Config> load_config(const fs::path& file, std::string& error) {
@@ -141,9 +176,11 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
       }
       config.target_torch = version;
       config.target_torch_source = file.filename().string();
+    } else if (key == "probe") {
+      if (!read_probe(reader, value, full, config.probe)) break;
     } else {
       reader.fail(full, "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
-                        "exclude, extend-exclude, target-torch)");
+                        "exclude, extend-exclude, target-torch, probe)");
       break;
     }
     if (!reader.error.empty()) break;

@@ -1,6 +1,7 @@
 #pragma once
 // Settings from `[tool.torchlint]` in pyproject.toml or from torchlint.toml, found in the
 // nearest parent directory of the linted paths. The command line layers on top.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,6 +24,18 @@ struct TorchVersion {
 // torch the code targets, rules assume this one (documented in the README).
 inline constexpr TorchVersion kDefaultTargetTorch{2, 4};
 
+// `[tool.torchlint.probe]`: how `torchlint audit --probe` runs torchlint-probe on the
+// TorchScript models it finds.
+struct ProbeConfig {
+  std::vector<std::string> inputs;       // --input specs, "x:1x3x32x32:float32"
+  std::vector<std::string> models;       // globs of the models to probe (default: all)
+  std::vector<int64_t> batch_sizes;      // --batch-sizes
+  std::vector<std::string> checks;       // --checks
+  std::string device;                    // --device
+  std::string memory_budget;             // --memory-budget
+  int64_t timeout_seconds = 0;           // per model; 0: the audit's default
+};
+
 struct Config {
   std::filesystem::path file;  // empty when no configuration file was found
   std::filesystem::path root;  // directory paths in the configuration are relative to
@@ -31,6 +44,7 @@ struct Config {
   std::vector<std::string> exclude;
   std::optional<TorchVersion> target_torch;
   std::string target_torch_source;  // "torchlint.toml", "requirements.txt", ...
+  ProbeConfig probe;
 };
 
 // Nearest directory at or above `start` holding torchlint.toml, or a pyproject.toml with

@@ -22,6 +22,30 @@ bool rule_can_run(const RuleInfo& rule, const std::set<Language>& analysers) {
                      [&](Language l) { return analysers.contains(l); });
 }
 
+// Why none of an item's rules checked it, in terms of what the user can change.
+std::string not_checked_reason(const std::vector<std::string>& disabled, const std::set<Language>& missing) {
+  std::vector<std::string> parts;
+  for (Language l : missing) {
+    switch (l) {
+      case Language::kProbe:
+        parts.push_back("its checks need the runtime probe (`torchlint audit --probe` on a TorchScript model, with an input spec)");
+        break;
+      case Language::kCheckpoint: parts.push_back("its checks need checkpoint files, and none were found"); break;
+      case Language::kCpp: parts.push_back("its checks need the C++ analyser (torchlint-cpp)"); break;
+      case Language::kPython: parts.push_back("its checks need Python sources"); break;
+    }
+  }
+  if (!disabled.empty()) {
+    std::string codes;
+    for (const auto& c : disabled) codes += (codes.empty() ? "" : ", ") + c;
+    parts.push_back("its rules " + codes + " are disabled");
+  }
+  if (parts.empty()) return "no rule for it ran";
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
+}
+
 }  // namespace
 
 Scorecard build_scorecard(const ScorecardInputs& in) {
@@ -30,11 +54,21 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
     if (item.id == "TOOL") continue;  // torchlint's own health, not a practice
     ItemResult r;
     r.item = &item;
+    std::vector<std::string> disabled;
+    std::set<Language> missing;
     for (const auto& code : item.rules) {
       const RuleInfo* rule = in.registry.find(code);
       if (!rule) continue;
       auto index = in.registry.index_of(rule->code);
-      if (index && in.enabled.contains(*index) && rule_can_run(*rule, in.analysers)) r.checked_by.push_back(rule->code);
+      bool enabled = index && in.enabled.contains(*index);
+      bool ran = rule_can_run(*rule, in.analysers) && !(in.rules_not_run && in.rules_not_run->contains(rule->code));
+      if (enabled && ran) {
+        r.checked_by.push_back(rule->code);
+      } else if (!enabled) {
+        disabled.push_back(rule->code);
+      } else {
+        for (Language l : rule->languages) missing.insert(l);
+      }
     }
     for (const auto& d : in.findings) {
       if (std::find(r.checked_by.begin(), r.checked_by.end(), d.code) == r.checked_by.end()) continue;
@@ -56,7 +90,7 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
       r.reason = "the project shows no sign of it (" + facts + ")";
     } else if (r.checked_by.empty()) {
       r.status = ItemStatus::kNotChecked;
-      r.reason = "no rule for it ran (disabled, or its analyser did not run)";
+      r.reason = not_checked_reason(disabled, missing);
     } else {
       r.status = ItemStatus::kPassed;
     }

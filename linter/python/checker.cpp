@@ -37,41 +37,29 @@ bool is_false_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::ge
 // ---------------------------------------------------------------------------------
 // CallEvent helpers
 
-TSNode CallEvent::keyword(std::string_view name, std::string_view source) const {
-  if (ts_node_is_null(arguments)) return {};
-  const Syntax& syn = Syntax::get();
-  uint32_t n = ts_node_named_child_count(arguments);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode arg = ts_node_named_child(arguments, i);
-    if (syn.kind(arg) != Kind::kKeywordArgument) continue;
-    if (node_text(field(arg, syn.fields().name), source) == name) return field(arg, syn.fields().value);
+TSNode CallEvent::keyword(std::string_view name, std::string_view) const {
+  for (size_t i = 0; i < arg_count; ++i) {
+    if (args[i].kind == Kind::kKeywordArgument && args[i].name == name) return args[i].value;
   }
   return {};
 }
 
 TSNode CallEvent::positional(size_t index) const {
-  if (ts_node_is_null(arguments)) return {};
-  const Syntax& syn = Syntax::get();
-  uint32_t n = ts_node_named_child_count(arguments);
   size_t seen = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode arg = ts_node_named_child(arguments, i);
-    Kind k = syn.kind(arg);
-    if (k == Kind::kKeywordArgument || k == Kind::kDictionarySplat || k == Kind::kComment) continue;
+  for (size_t i = 0; i < arg_count; ++i) {
+    Kind k = args[i].kind;
+    if (k == Kind::kKeywordArgument || k == Kind::kDictionarySplat) continue;
     if (k == Kind::kListSplat) return {};  // positions after *args are unknown
-    if (seen++ == index) return arg;
+    if (seen++ == index) return args[i].value;
   }
   return {};
 }
 
 size_t CallEvent::positional_count() const {
-  if (ts_node_is_null(arguments)) return 0;
-  const Syntax& syn = Syntax::get();
   size_t count = 0;
-  uint32_t n = ts_node_named_child_count(arguments);
-  for (uint32_t i = 0; i < n; ++i) {
-    Kind k = syn.kind(ts_node_named_child(arguments, i));
-    if (k != Kind::kKeywordArgument && k != Kind::kDictionarySplat && k != Kind::kComment) ++count;
+  for (size_t i = 0; i < arg_count; ++i) {
+    Kind k = args[i].kind;
+    if (k != Kind::kKeywordArgument && k != Kind::kDictionarySplat) ++count;
   }
   return count;
 }
@@ -80,6 +68,30 @@ size_t CallEvent::positional_count() const {
 
 Checker::Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules)
     : file_(file), tree_(tree), options_(options), rules_(std::move(rules)), model_(file.text(), options.module) {}
+
+Analysis* Checker::find_analysis(const void* key) {
+  for (auto& [k, a] : analyses_) {
+    if (k == key) return a.get();
+  }
+  return nullptr;
+}
+
+Analysis& Checker::add_analysis(const void* key, std::unique_ptr<Analysis> analysis) {
+  // The analyses it builds on are created (and so fed) first.
+  analysis->on_start(*this);
+  analyses_.emplace_back(key, std::move(analysis));
+  return *analyses_.back().second;
+}
+
+template <class F>
+void Checker::dispatch(F&& f) {
+  for (auto& a : analyses_) f(*a.second);
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    f(*r.rule);
+  }
+  current_rule_ = nullptr;
+}
 
 void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, std::vector<ProjectCondition> conditions) {
   if (!current_rule_) return;
@@ -107,7 +119,13 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
 }
 
 FileResult Checker::run() {
+  for (auto& r : rules_) {
+    current_rule_ = &r;
+    r.rule->on_start(*this);
+  }
+  current_rule_ = nullptr;
   TSNode root = ts_tree_root_node(tree_);
+  arg_cursor_ = ts_tree_cursor_new(root);
   const bool has_error = ts_node_has_error(root);
   TSTreeCursor cursor = ts_tree_cursor_new(root);
   for (;;) {
@@ -138,13 +156,10 @@ FileResult Checker::run() {
     if (done) break;
   }
   ts_tree_cursor_delete(&cursor);
+  ts_tree_cursor_delete(&arg_cursor_);
   if (has_error && !first_error_) locate_hidden_error(root);
 
-  for (auto& r : rules_) {
-    current_rule_ = &r;
-    r.rule->on_module_end(*this);
-  }
-  current_rule_ = nullptr;
+  dispatch([&](auto& h) { h.on_module_end(*this); });
   FunctionState& top = model_.function();
   top.facts.qualname = top.qualname;
   result_.facts.module = model_.module_name();
@@ -313,11 +328,7 @@ void Checker::leave(TSNode node) {
       break;
     case Kind::kClassDefinition: {
       const ClassInfo& cls = *model_.classes_[static_cast<size_t>(model_.scopes_[model_.scope_stack_.back()].class_index)];
-      for (auto& r : rules_) {
-        current_rule_ = &r;
-        r.rule->on_class_end(cls, node, *this);
-      }
-      current_rule_ = nullptr;
+      dispatch([&](auto& h) { h.on_class_end(cls, node, *this); });
       model_.scope_stack_.pop_back();
       break;
     }
@@ -329,11 +340,7 @@ void Checker::leave(TSNode node) {
     }
     case Kind::kForStatement:
     case Kind::kWhileStatement: {
-      for (auto& r : rules_) {
-        current_rule_ = &r;
-        r.rule->on_loop_end(model_.loops_.back(), *this);
-      }
-      current_rule_ = nullptr;
+      dispatch([&](auto& h) { h.on_loop_end(model_.loops_.back(), *this); });
       model_.loops_.pop_back();
       if (pushed_condition_.back()) model_.conditions_.pop_back();
       pushed_condition_.pop_back();
@@ -532,11 +539,7 @@ void Checker::add_fact(std::string_view fact) { add_fact(model_.function(), fact
 
 void Checker::on_function_leave(TSNode) {
   FunctionState& fn = model_.function();
-  for (auto& r : rules_) {
-    current_rule_ = &r;
-    r.rule->on_function_end(fn, *this);
-  }
-  current_rule_ = nullptr;
+  dispatch([&](auto& h) { h.on_function_end(fn, *this); });
   model_.contexts_.resize(fn.context_base);
   result_.facts.functions.push_back(std::move(fn.facts));
   model_.scope_stack_.pop_back();
@@ -680,15 +683,28 @@ void Checker::on_call(TSNode node) {
   event.node = node;
   event.callee = field(node, f.function);
   TSNode args = field(node, f.arguments);
+  call_args_.clear();
   if (!ts_node_is_null(args) && syn.kind(args) == Kind::kArgumentList) {
     event.arguments = args;
-    uint32_t n = ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < n; ++i) {
-      Kind k = syn.kind(ts_node_named_child(args, i));
+    TSTreeCursor& cursor = arg_cursor_;
+    ts_tree_cursor_reset(&cursor, args);
+    for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+      TSNode arg = ts_tree_cursor_current_node(&cursor);
+      if (!ts_node_is_named(arg)) continue;
+      Kind k = syn.kind(arg);
+      if (k == Kind::kComment) continue;
       if (k == Kind::kListSplat) event.has_args_splat = true;
       if (k == Kind::kDictionarySplat) event.has_kwargs_splat = true;
+      CallArgument a{{}, arg, k};
+      if (k == Kind::kKeywordArgument) {
+        a.name = model_.text(field(arg, f.name));
+        a.value = field(arg, f.value);
+      }
+      call_args_.push_back(a);
     }
   }
+  event.args = call_args_.data();
+  event.arg_count = call_args_.size();
   event.qualname = model_.resolve_qualified_name(event.callee);
   if (syn.kind(event.callee) == Kind::kAttribute) {
     event.method = model_.text(field(event.callee, f.attribute));
@@ -791,11 +807,7 @@ void Checker::on_call(TSNode node) {
     if (!ts_node_is_null(device) && model_.infer_value(device).cuda) model_.uses_cuda_ = true;
   }
 
-  for (auto& r : rules_) {
-    current_rule_ = &r;
-    r.rule->on_call(event, *this);
-  }
-  current_rule_ = nullptr;
+  dispatch([&](auto& h) { h.on_call(event, *this); });
 
   // Mode changes take effect after the call.
   if (event.method == "eval" || event.method == "train") {
@@ -848,9 +860,11 @@ void Checker::on_assignment(TSNode node) {
   const Fields& f = syn.fields();
   TSNode right = field(node, f.right);
   // a = b = value: every target gets the innermost value.
-  std::vector<TSNode> targets{field(node, f.left)};
+  TSNode targets[65];  // no heap allocation for the usual single target
+  size_t target_count = 0;
+  targets[target_count++] = field(node, f.left);
   for (int guard = 0; guard < 64 && !ts_node_is_null(right) && syn.kind(right) == Kind::kAssignment; ++guard) {
-    targets.push_back(field(right, f.left));
+    targets[target_count++] = field(right, f.left);
     right = field(right, f.right);
   }
   ValueInfo value = ts_node_is_null(right) ? ValueInfo{} : model_.infer_value(right);
@@ -861,7 +875,8 @@ void Checker::on_assignment(TSNode node) {
       if (auto q = model_.resolve_qualified_name(right)) alias_of = *q;
     }
   }
-  for (TSNode t : targets) {
+  for (size_t i = 0; i < target_count; ++i) {
+    TSNode t = targets[i];
     if (ts_node_is_null(t)) continue;
     dispatch_assign({node, t, right, "="});
     bind_target(t, value, alias_of, BindingKind::kAssign);
@@ -869,11 +884,8 @@ void Checker::on_assignment(TSNode node) {
 }
 
 void Checker::dispatch_assign(const AssignEvent& event) {
-  for (auto& r : rules_) {
-    current_rule_ = &r;
-    r.rule->on_assign(event, *this);
-  }
-  current_rule_ = nullptr;
+  dispatch([&](auto& h) { h.on_assign(event, *this); });
+  for (auto& a : analyses_) a.second->after_assign(event, *this);
 }
 
 void Checker::on_comment(TSNode node) {

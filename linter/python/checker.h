@@ -26,7 +26,15 @@ class Checker final : public RuleContext {
               std::vector<ProjectCondition> conditions) override;
   void add_fact(std::string_view fact) override;
 
+ protected:
+  Analysis* find_analysis(const void* key) override;
+  Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis) override;
+
  private:
+  // Calls `f(handler)` for the shared analyses, then for the rules (current_rule_ set).
+  template <class F>
+  void dispatch(F&& f);
+
   bool enter(TSNode node);
   void leave(TSNode node);
 
@@ -53,7 +61,10 @@ class Checker final : public RuleContext {
   TSTree* tree_;
   const AnalysisOptions& options_;
   std::vector<ActiveRule> rules_;
+  std::vector<std::pair<const void*, std::unique_ptr<Analysis>>> analyses_;  // in feeding order
   const ActiveRule* current_rule_ = nullptr;
+  std::vector<CallArgument> call_args_;  // the arguments of the call being dispatched
+  TSTreeCursor arg_cursor_{};            // reused to read them
   SemanticModel model_;
   FileResult result_;
   std::vector<TSNode> ancestors_;       // path from the root to the current node

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostic.h"
@@ -13,6 +14,14 @@
 #include "semantic_model.h"
 
 namespace torchlint::python {
+
+// One argument of a call, read once by the Checker: `name` is the keyword (empty for a
+// positional argument), `value` the keyword's value or the argument itself.
+struct CallArgument {
+  std::string_view name;
+  TSNode value{};
+  Kind kind = Kind::kOther;  // of the argument node (kKeywordArgument, kListSplat, ...)
+};
 
 // A call expression with its callee resolved and its arguments indexed.
 struct CallEvent {
@@ -27,8 +36,12 @@ struct CallEvent {
   bool is_decorator = false;
   bool has_args_splat = false;
   bool has_kwargs_splat = false;
+  // The named children of `arguments` but comments, in order (owned by the Checker, valid
+  // while the event is dispatched).
+  const CallArgument* args = nullptr;
+  size_t arg_count = 0;
 
-  TSNode keyword(std::string_view name, std::string_view source) const;
+  TSNode keyword(std::string_view name, std::string_view source = {}) const;
   TSNode positional(size_t index) const;
   size_t positional_count() const;
 };
@@ -48,6 +61,32 @@ struct AssignEvent {
   std::string_view op;  // "=" or the augmented operator ("+=")
 };
 
+class RuleContext;
+
+// A per-file analysis that several rules read (the training checkpoints of TL301–TL303,
+// the request handlers of TL701–TL703, ...). The Checker creates it the first time a rule
+// asks for it, in Rule::on_start, and feeds it every event before the rules, so its work
+// is done once per file however many rules use it. It reports nothing itself.
+class Analysis {
+ public:
+  virtual ~Analysis() = default;
+  // On creation: where an analysis asks for the analyses it builds on (they are fed first).
+  virtual void on_start(RuleContext&) {}
+  virtual void on_call(const CallEvent&, RuleContext&) {}
+  virtual void on_assign(const AssignEvent&, RuleContext&) {}
+  // After the rules saw the assignment: for state a rule reads as it was before it.
+  virtual void after_assign(const AssignEvent&, RuleContext&) {}
+  virtual void on_class_end(const ClassInfo&, TSNode /*class_definition*/, RuleContext&) {}
+  virtual void on_function_end(const FunctionState&, RuleContext&) {}
+  virtual void on_loop_end(const LoopState&, RuleContext&) {}
+  virtual void on_module_end(RuleContext&) {}
+};
+
+namespace detail {
+template <class A>
+inline constexpr char analysis_key = 0;  // its address identifies analysis type A
+}  // namespace detail
+
 class RuleContext {
  public:
   virtual ~RuleContext() = default;
@@ -59,11 +98,26 @@ class RuleContext {
   // the project pass: "checks-device", "saves-checkpoint", ...
   virtual void add_fact(std::string_view fact) = 0;
   std::string_view text(TSNode node) const { return model().text(node); }
+
+  // The file's shared analysis of type `A` (default-constructible, derived from Analysis),
+  // created on first use. Ask for it in Rule::on_start, so that it sees the whole file.
+  template <class A>
+  A& analysis() {
+    const void* key = &detail::analysis_key<A>;
+    if (Analysis* a = find_analysis(key)) return static_cast<A&>(*a);
+    return static_cast<A&>(add_analysis(key, std::make_unique<A>()));
+  }
+
+ protected:
+  virtual Analysis* find_analysis(const void* key) = 0;
+  virtual Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis) = 0;
 };
 
 class Rule {
  public:
   virtual ~Rule() = default;
+  // Before the traversal: where a rule asks for the shared analyses it reads.
+  virtual void on_start(RuleContext&) {}
   virtual void on_call(const CallEvent&, RuleContext&) {}
   virtual void on_decorator(const DecoratorEvent&, RuleContext&) {}
   virtual void on_assign(const AssignEvent&, RuleContext&) {}

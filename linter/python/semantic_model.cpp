@@ -88,24 +88,30 @@ const ClassInfo* SemanticModel::enclosing_class() const {
 std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
-  std::vector<std::string_view> parts;
+  std::string_view parts[66];  // attribute names, innermost last (no heap allocation)
+  size_t part_count = 0;
   TSNode n = expr;
   for (int guard = 0;; ++guard) {
     if (ts_node_is_null(n) || guard > 64) return std::nullopt;
     Kind k = syn.kind(n);
     if (k == Kind::kIdentifier) break;
     if (k != Kind::kAttribute) return std::nullopt;
-    parts.push_back(text(field(n, f.attribute)));
+    parts[part_count++] = text(field(n, f.attribute));
     n = field(n, f.object);
   }
   std::string_view base = text(n);
   std::string result;
-  if (base == "self" && !parts.empty()) {
+  if (base == "self" && part_count > 0) {
     const ClassInfo* cls = enclosing_class();
     if (!cls) return std::nullopt;
     // self.method -> the class's method; self.attr.x is a value, not a name.
-    if (parts.size() != 1) return std::nullopt;
-    return cls->qualname + "." + std::string(parts.front());
+    if (part_count != 1) return std::nullopt;
+    std::string out;
+    out.reserve(cls->qualname.size() + 1 + parts[0].size());
+    out += cls->qualname;
+    out += '.';
+    out += parts[0];
+    return out;
   }
   if (const Binding* b = lookup(base)) {
     switch (b->kind) {
@@ -128,9 +134,9 @@ std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) co
   } else {
     result = module_ + "." + std::string(base);  // defined later in this module
   }
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+  for (size_t i = part_count; i-- > 0;) {
     result += '.';
-    result += *it;
+    result += parts[i];
   }
   return api::canonical_name(std::move(result));
 }
@@ -244,7 +250,16 @@ std::string lower_copy(std::string_view s) {
 
 // Names that hold a model in practice when nothing better is known (function parameters).
 bool names_model(std::string_view name) {
-  std::string n = lower_copy(name);
+  char buf[32];  // identifiers are short: lower-case them without a heap allocation
+  std::string heap;
+  std::string_view n;
+  if (name.size() <= sizeof(buf)) {
+    for (size_t i = 0; i < name.size(); ++i) buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    n = std::string_view(buf, name.size());
+  } else {
+    heap = lower_copy(name);
+    n = heap;
+  }
   static const std::unordered_set<std::string_view> exact = {
       "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
       "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student",

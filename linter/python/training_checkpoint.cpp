@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <span>
 
 namespace torchlint::python {
 
@@ -16,17 +17,66 @@ std::string lower(std::string_view s) {
 
 bool is_type(TSNode node, const char* type) { return !ts_node_is_null(node) && std::strcmp(ts_node_type(node), type) == 0; }
 
-bool has_token(const std::vector<std::string>& tokens, std::initializer_list<std::string_view> wanted) {
-  for (const auto& t : tokens) {
-    for (std::string_view w : wanted) {
-      if (t == w) return true;
-    }
-  }
-  return false;
+std::string_view last_of(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
 }
 
+// The lower-case `_`-separated tokens of the last component of a dotted name, without
+// heap allocation for the short names code uses (what name_tokens returns, as views).
+class Tokens {
+ public:
+  explicit Tokens(std::string_view name) {
+    name = last_of(name);
+    if (name.size() > sizeof(buf_)) {
+      heap_.assign(name);
+      text_ = heap_.data();
+    } else {
+      text_ = buf_;
+    }
+    for (size_t i = 0; i < name.size(); ++i) text_[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    size_t i = 0;
+    while (i < name.size()) {
+      while (i < name.size() && !std::isalnum(static_cast<unsigned char>(text_[i]))) ++i;
+      size_t start = i;
+      while (i < name.size() && std::isalnum(static_cast<unsigned char>(text_[i]))) ++i;
+      if (i > start) add({text_ + start, i - start});
+    }
+  }
+  Tokens(const Tokens&) = delete;
+  Tokens& operator=(const Tokens&) = delete;
+
+  bool has(std::initializer_list<std::string_view> wanted) const {
+    for (size_t t = 0; t < count_; ++t) {
+      std::string_view token = at(t);
+      for (std::string_view w : wanted) {
+        if (token == w) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  void add(std::string_view token) {
+    if (count_ < kInline) inline_[count_] = token;
+    else more_.push_back(token);
+    ++count_;
+  }
+  std::string_view at(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+
+  char buf_[64];
+  std::string heap_;
+  char* text_ = nullptr;
+  std::string_view inline_[kInline];
+  std::vector<std::string_view> more_;
+  size_t count_ = 0;
+};
+
+bool has_token(const Tokens& tokens, std::initializer_list<std::string_view> wanted) { return tokens.has(wanted); }
+
 // Tokens that make a name describe a thing's configuration rather than the thing.
-bool has_config_token(const std::vector<std::string>& tokens) {
+bool has_config_token(const Tokens& tokens) {
   return has_token(tokens, {"cfg", "config", "conf", "name", "names", "type", "types", "args", "kwargs", "params",
                             "cls", "class", "fn", "func", "factory", "builder", "spec", "kind", "hparams", "path",
                             "dir", "file", "id", "str", "dict", "list"});
@@ -58,13 +108,13 @@ std::vector<std::string> name_tokens(std::string_view name) {
 }
 
 bool names_optimizer(std::string_view name) {
-  auto tokens = name_tokens(name);
+  Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"state", "sd", "lr", "scheduler", "sched"})) return false;
   return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
 }
 
 bool names_scheduler(std::string_view name) {
-  auto tokens = name_tokens(name);
+  Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"})) return false;
   return has_token(tokens, {"scheduler", "schedulers", "sched", "lrscheduler", "lrs"});
 }
@@ -208,7 +258,7 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
   if (event.op != "=" || ts_node_is_null(event.value)) return;
   const SemanticModel& model = ctx.model();
   const Syntax& syn = Syntax::get();
-  std::vector<TSNode> targets;
+  std::vector<TSNode> element_targets;
   bool element = false;
   Kind tk = syn.kind(event.target);
   if (tk == Kind::kPatternList || tk == Kind::kTuple) {
@@ -216,28 +266,36 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     if (syn.kind(event.value) != Kind::kCall) return;
     element = true;
     uint32_t n = ts_node_named_child_count(event.target);
-    for (uint32_t i = 0; i < n; ++i) targets.push_back(ts_node_named_child(event.target, i));
-  } else {
-    targets.push_back(event.target);
+    for (uint32_t i = 0; i < n; ++i) element_targets.push_back(ts_node_named_child(event.target, i));
+  } else if (tk != Kind::kIdentifier && tk != Kind::kAttribute) {
+    return;  // subscripts and the like hold nothing this tracks
   }
+  const TSNode single[1] = {event.target};
+  std::span<const TSNode> targets = element ? std::span<const TSNode>(element_targets) : std::span<const TSNode>(single);
   for (TSNode target : targets) {
     Kind k = syn.kind(target);
-    TrainingObject o;
-    o.name = std::string(model.text(target));
+    std::string_view name = model.text(target);
+    const std::string* owner = nullptr;
+    bool self_attribute = false;
     if (k == Kind::kAttribute) {
       TSNode object = field(target, syn.fields().object);
       if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") continue;
       const ClassInfo* cls = model.enclosing_class();
       if (!cls) continue;
-      o.owner = cls->qualname;
-      o.self_attribute = true;
+      owner = &cls->qualname;
+      self_attribute = true;
     } else if (k == Kind::kIdentifier) {
-      o.owner = model.function().qualname;
+      owner = &model.function().qualname;
     } else {
       continue;
     }
-    o.kind = classify_assignment(o.name, event.value, model, element);
-    if (o.kind == ValueKind::kUnknown) continue;
+    ValueKind kind = classify_assignment(name, event.value, model, element);
+    if (kind == ValueKind::kUnknown) continue;
+    TrainingObject o;
+    o.kind = kind;
+    o.name = std::string(name);
+    o.owner = *owner;
+    o.self_attribute = self_attribute;
     o.line = ts_node_start_point(target).row + 1;
     o.function_name = model.function().is_module_level ? std::string() : model.function().name;
     bool known = std::any_of(objects_.begin(), objects_.end(), [&](const TrainingObject& x) {
@@ -299,7 +357,7 @@ bool is_literal_constant(TSNode node) {
 
 // What a key says its value is.
 void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict) {
-  auto tokens = name_tokens(key);
+  Tokens tokens(key);
   std::string k = lower(key);
   bool constant = !ts_node_is_null(value) && is_literal_constant(value);
   bool config = has_config_token(tokens);
@@ -349,7 +407,7 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   // Unknown values are judged by the name of the object they are rooted at (`model.module`).
   std::string_view name = root.empty() ? std::string_view(text) : std::string_view(root);
   std::string_view last = last_component(name);
-  auto tokens = name_tokens(last);
+  Tokens tokens(last);
   switch (v.kind) {
     case ValueKind::kOptimizer: dict.optimizer_state = dict.progress = true; return;
     case ValueKind::kScheduler: dict.scheduler_state = dict.progress = true; return;
@@ -494,7 +552,7 @@ bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
 }
 
 bool checkpointing_name(std::string_view function_name) {
-  return has_token(name_tokens(function_name),
+  return has_token(Tokens(function_name),
                    {"train", "training", "fit", "save", "checkpoint", "checkpoints", "ckpt", "snapshot", "epoch",
                     "resume", "checkpointing"});
 }
@@ -538,14 +596,15 @@ void TrainingCheckpointTracker::add_candidate(TSNode node, CheckpointDict dict, 
     if (is_epoch_loop(model.loops()[i], model)) c.epoch_loop = true;
   }
   c.after_loop = functions_after_training_loop_.contains(fn.qualname);
-  c.parameters_optimizers = objects_.parameters(ctx, ValueKind::kOptimizer);
-  c.parameters_schedulers = objects_.parameters(ctx, ValueKind::kScheduler);
+  c.parameters_optimizers = objects_->parameters(ctx, ValueKind::kOptimizer);
+  c.parameters_schedulers = objects_->parameters(ctx, ValueKind::kScheduler);
   c.conditions = std::move(conditions);
   candidates_.push_back(std::move(c));
 }
 
+void TrainingCheckpointTracker::on_start(RuleContext& ctx) { objects_ = &ctx.analysis<TrainingObjects>(); }
+
 void TrainingCheckpointTracker::on_assign(const AssignEvent& event, RuleContext& ctx) {
-  objects_.on_assign(event, ctx);
   const SemanticModel& model = ctx.model();
   const Syntax& syn = Syntax::get();
   const std::string& fn = model.function().qualname;
@@ -626,29 +685,26 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
   // A dict handed to a project function: a checkpoint if that function saves the argument.
   bool project = call.qualname && !is_library_name(*call.qualname);
   if (ts_node_is_null(call.arguments)) return;
-  uint32_t n = ts_node_named_child_count(call.arguments);
   size_t position = 0;
   bool candidate_added = false;
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode arg = ts_node_named_child(call.arguments, i);
-    Kind k = syn.kind(arg);
-    if (k == Kind::kComment) continue;
+  for (size_t i = 0; i < call.arg_count; ++i) {
+    const CallArgument& arg = call.args[i];
+    Kind k = arg.kind;
     if (k == Kind::kListSplat) break;
-    std::string parameter;
-    TSNode value = arg;
-    if (k == Kind::kKeywordArgument) {
-      parameter = std::string(model.text(field(arg, syn.fields().name)));
-      value = field(arg, syn.fields().value);
-    } else if (k == Kind::kDictionarySplat) {
-      continue;
-    } else {
-      parameter = std::to_string(position++);
-    }
+    if (k == Kind::kDictionarySplat) continue;
+    size_t index = k == Kind::kKeywordArgument ? 0 : position++;
+    TSNode value = arg.value;
     if (ts_node_is_null(value)) continue;
+    // Only a dict literal, a dict(...) call or a name can be a dict.
+    Kind vk = syn.kind(value);
+    if (vk == Kind::kIdentifier ? dicts_.empty() : vk != Kind::kCall && vk != Kind::kParenthesizedExpression && !is_type(value, "dictionary")) {
+      continue;
+    }
     size_t id = 0;
     auto d = dict_of(value, ctx, &id);
     if (!d) continue;
     if (project && !candidate_added && d->model_state) {
+      std::string parameter = k == Kind::kKeywordArgument ? std::string(arg.name) : std::to_string(index);
       ProjectCondition saves;
       saves.kind = ProjectCondition::Kind::kReachableHas;
       saves.roots = {*call.qualname};
@@ -707,12 +763,12 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
     if (!strong && !(weak && c.dict.progress)) continue;
     // The optimizers and schedulers the code around the save has, nearest first.
     auto nearest = [&](ValueKind kind, const std::vector<TrainingObject>& params) {
-      std::vector<TrainingObject> found = objects_.owned_by(c.function, kind);
+      std::vector<TrainingObject> found = objects_->owned_by(c.function, kind);
       found.insert(found.end(), params.begin(), params.end());
-      if (found.empty() && !c.class_qualname.empty()) found = objects_.owned_by(c.class_qualname, kind);
-      if (found.empty()) found = objects_.owned_by(top.qualname, kind);
+      if (found.empty() && !c.class_qualname.empty()) found = objects_->owned_by(c.class_qualname, kind);
+      if (found.empty()) found = objects_->owned_by(top.qualname, kind);
       // A checkpointing helper (`def save(model, epoch)`) serves the file's training code.
-      if (found.empty() && by_name) found = objects_.all(kind);
+      if (found.empty() && by_name) found = objects_->all(kind);
       return found;
     };
     TrainingCheckpoint t;

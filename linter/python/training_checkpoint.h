@@ -2,8 +2,8 @@
 // What the checkpoint rules (TL301–TL303) agree a training checkpoint is, and the small
 // pieces of knowledge the serialization and serving rules share (TL306, TL701–TL703):
 // which optimizers and LR schedulers the code has, which names hold models, and which
-// functions are request handlers of a web or model-serving app. Each rule keeps its own
-// trackers and decides what is missing.
+// functions are request handlers of a web or model-serving app. The trackers are shared
+// analyses (computed once per file, see Analysis); each rule decides what is missing.
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -49,9 +49,9 @@ struct TrainingObject {
 
 // Records the optimizers and LR schedulers a file creates (by constructor, factory or a
 // name that says so), so rules can ask which ones a function, class or module has.
-class TrainingObjects {
+class TrainingObjects final : public Analysis {
  public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx);
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override;
   // The current function's parameters of `kind` (annotation or name).
   std::vector<TrainingObject> parameters(RuleContext& ctx, ValueKind kind) const;
   // Assigned in function `owner` (a function qualname) or as `self.x` in class `owner`.
@@ -88,14 +88,17 @@ struct TrainingCheckpoint {
 // function) holding model state, saved in or after an epoch loop, or in a training or
 // checkpointing function, in code that has an optimizer. Dicts handed to a project helper
 // that torch.saves that argument count too (decided by the project pass).
-class TrainingCheckpointTracker {
+class TrainingCheckpointTracker final : public Analysis {
  public:
-  void on_call(const CallEvent& call, RuleContext& ctx);
-  void on_assign(const AssignEvent& event, RuleContext& ctx);
-  void on_loop_end(const LoopState& loop, RuleContext& ctx);
-  void on_function_end(const FunctionState& fn, RuleContext& ctx);
-  // The training checkpoints of the file, once it has been read to the end.
-  std::vector<TrainingCheckpoint> finish(RuleContext& ctx);
+  void on_start(RuleContext& ctx) override;
+  void on_call(const CallEvent& call, RuleContext& ctx) override;
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override;
+  void on_loop_end(const LoopState& loop, RuleContext& ctx) override;
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) override;
+  void on_module_end(RuleContext& ctx) override { checkpoints_ = finish(ctx); }
+  // The training checkpoints of the file, once it has been read to the end (the rules'
+  // on_module_end).
+  const std::vector<TrainingCheckpoint>& checkpoints() const { return checkpoints_; }
 
   // Whether `object` is saved in `checkpoint` (by name, or by a key when the dict names
   // no other object of the same kind).
@@ -135,8 +138,10 @@ class TrainingCheckpointTracker {
   std::optional<CheckpointDict> dict_of(TSNode expr, RuleContext& ctx, size_t* id);
   void add_candidate(TSNode node, CheckpointDict dict, size_t dict_id, std::vector<ProjectCondition> conditions,
                      RuleContext& ctx);
+  std::vector<TrainingCheckpoint> finish(RuleContext& ctx);
 
-  TrainingObjects objects_;
+  TrainingObjects* objects_ = nullptr;  // shared, fed before this tracker
+  std::vector<TrainingCheckpoint> checkpoints_;
   std::vector<LocalDict> dicts_;
   size_t next_dict_id_ = 1;
   std::vector<Candidate> candidates_;
@@ -151,9 +156,9 @@ std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticMo
 
 // Knows the web and model-serving apps of a file (FastAPI, Flask, Starlette, Litestar,
 // Sanic, Quart, aiohttp, BentoML, Ray Serve) and which functions they route requests to.
-class RequestHandlers {
+class RequestHandlers final : public Analysis {
  public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx);
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override;
   // Whether the function being traversed is a request handler.
   bool current_is_handler(RuleContext& ctx);
   // Whether `name` ("pipe", "self.yolo") holds the result of a library call that is not a

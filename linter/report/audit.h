@@ -1,7 +1,9 @@
 #pragma once
-// The audit report: the checklist scorecard with its evidence, rendered as Markdown,
-// one self-contained HTML file, or JSON (schema in the README).
+// The audit report: the checklist scorecard with its evidence, the checkpoints found in the
+// repository and the runtime probe's figures, rendered as Markdown, one self-contained HTML
+// file, or JSON (schema in the README).
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -14,12 +16,65 @@
 namespace torchlint::report {
 
 struct CheckpointRow {
-  std::string path;
-  std::string format;
-  uint64_t bytes = 0;
-  std::string training_state;  // "resumable", "weights only", "missing optimizer", ...
-  std::string safety;          // "safe", "not weights_only-loadable", "unsafe", ...
+  std::string path;             // the file, or the checkpoint directory
+  std::string format;           // "torch.save zip archive", "safetensors", ...
+  uint64_t bytes = 0;           // all its files
+  size_t files = 1;
+  std::string training_state;   // "resumable", "weights only", "training checkpoint, cannot resume: ..."
+  std::string training_detail;  // "weights yes, optimizer yes (SGD with momentum), ..."
+  std::string safety;           // "safe", "no code", "needs trust", "dangerous", "unknown"
+  std::string safety_detail;    // the inspector's one-line verdict
+  std::vector<std::string> codes;  // the TL8xx findings on it, in order, once each
+  bool torchscript = false;
 };
+
+// One model the probe was asked to run on.
+struct ProbeModel {
+  std::string path;
+  std::string status;  // "probed", "failed" (exit 2 or no report), "skipped", "timed out"
+  int exit_code = -1;
+  std::string note;    // why it was skipped or failed
+  nlohmann::ordered_json report;  // the probe's JSON report (torchlint-probe/1), or null
+};
+
+struct ProbeSection {
+  bool requested = false;        // --probe
+  std::string binary;            // the torchlint-probe used; empty when none was found
+  std::vector<std::string> inputs;  // the input specs
+  std::string inputs_source;     // "--probe-input", "pyproject.toml [tool.torchlint.probe]"
+  std::string note;              // why nothing ran (no binary, no input spec, no model)
+  std::vector<ProbeModel> models;
+};
+
+// The figures the reports chart, read from a probe report (absent fields stay empty).
+struct ProbeFigures {
+  struct Memory {
+    int64_t batch = 0;
+    std::optional<double> forward, forward_backward, predicted_training;  // bytes
+    bool out_of_memory = false;
+  };
+  struct Amp {
+    std::string variant;  // "cpu_bfloat16", "cuda_float16", ...
+    std::optional<double> max_abs, max_rel, tolerance, cosine;
+    bool passed = false;
+    std::string error;
+  };
+  struct Latency {
+    int64_t batch = 0;
+    std::optional<double> p50_ms, p99_ms, throughput;
+    bool out_of_memory = false;
+  };
+  struct Check {
+    std::string name, status, headline;
+  };
+  std::optional<int64_t> parameters;
+  std::string device;
+  std::vector<Check> checks;
+  std::vector<Memory> memory;
+  std::vector<Amp> amp;
+  std::vector<Latency> latency;
+};
+ProbeFigures probe_figures(const nlohmann::ordered_json& report);
 
 struct AuditContext {
   std::string project;       // the audited directory, as given
@@ -27,7 +82,8 @@ struct AuditContext {
   const Scorecard& scorecard;
   const ReportContext& findings;  // outcome, registry, sources
   std::vector<CheckpointRow> checkpoints;
-  nlohmann::json probe;  // the probe's JSON reports (an array), or null
+  std::vector<std::string> checkpoint_notes;  // files not inspected, and why
+  ProbeSection probe;
   size_t files_linted = 0;
 };
 
@@ -37,5 +93,8 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx);
 
 // Failed items by impact (worst severity, then number of findings): what to do next.
 std::vector<const ItemResult*> items_by_impact(const Scorecard& card);
+
+// "1.5 MiB", "512 B"
+std::string human_size(uint64_t bytes);
 
 }  // namespace torchlint::report

@@ -2,7 +2,9 @@
 // Top to bottom: score and summary, what to do next, charts, the checklist by phase with
 // evidence excerpts, checkpoints, probe figures.
 #include <algorithm>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "audit.h"
@@ -73,6 +75,11 @@ ol.next li{margin:8px 0}.charts{display:grid;grid-template-columns:1fr 1fr;gap:2
 .chart{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:12px 16px}
 details summary{cursor:pointer;color:var(--muted)}a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
 footer{margin-top:48px;color:var(--muted);font-size:13px}
+.badge.safe{background:var(--pass)}.badge.trust{background:var(--warn)}.badge.danger{background:var(--fail)}
+#checkpoints th:first-child{width:24%}#checkpoints th:nth-child(3){width:80px}
+.probe-model{border:1px solid var(--line);border-radius:10px;padding:4px 16px 12px;margin:16px 0}
+.probe-model table th:first-child{width:120px}.probe-model table th:nth-child(2){width:110px}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:8px 12px}
+.legend{font-size:12px;color:var(--muted)}.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px}
 )css";
 
 // Horizontal bars, one per label; pure SVG so the file stays self-contained.
@@ -95,6 +102,73 @@ std::string bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, c
   }
   svg << "</svg>";
   return svg.str();
+}
+
+struct Series {
+  const char* name;
+  const char* color;
+};
+struct Group {
+  std::string label;
+  std::vector<std::optional<double>> values;  // one per series
+};
+
+// Grouped horizontal bars (one group per batch size or variant), scaled to the largest
+// value; `format` writes a value's label. Optional `marker`: a dashed line (a tolerance).
+template <class Format>
+std::string grouped_chart(const char* title, const std::vector<Series>& series, const std::vector<Group>& groups, Format format,
+                          std::optional<double> marker = std::nullopt, const char* marker_label = "") {
+  double max = marker.value_or(0);
+  for (const auto& g : groups) {
+    for (const auto& v : g.values) max = std::max(max, v.value_or(0));
+  }
+  if (max <= 0) max = 1;
+  const int bar = 12, gap = 10, label_w = 90, width = 460, bar_w = width - label_w - 90;
+  int rows = static_cast<int>(series.size());
+  int height = static_cast<int>(groups.size()) * (rows * (bar + 3) + gap) + 6 + (marker ? 14 : 0);
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"" << esc(title) << "\" width=\"100%\" viewBox=\"0 0 " << width << " " << height
+      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  int y = 4;
+  for (const auto& g : groups) {
+    svg << "<text x=\"0\" y=\"" << y + bar + 1 << "\" font-size=\"12\" fill=\"#59636e\">" << esc(g.label) << "</text>";
+    for (int i = 0; i < rows; ++i) {
+      const auto& v = i < static_cast<int>(g.values.size()) ? g.values[i] : std::optional<double>();
+      int w = v ? static_cast<int>(static_cast<double>(bar_w) * std::max(0.0, *v) / max) : 0;
+      if (v) {
+        svg << "<rect x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << std::max(w, 2) << "\" height=\"" << bar
+            << "\" rx=\"2\" fill=\"" << series[i].color << "\"><title>" << esc(series[i].name) << ": " << esc(format(*v))
+            << "</title></rect>";
+      }
+      svg << "<text x=\"" << label_w + (v ? std::max(w, 2) : 0) + 5 << "\" y=\"" << y + bar - 2
+          << "\" font-size=\"11\" fill=\"#1f2328\">" << (v ? esc(format(*v)) : "n/a") << "</text>";
+      y += bar + 3;
+    }
+    y += gap;
+  }
+  if (marker) {
+    int x = label_w + static_cast<int>(static_cast<double>(bar_w) * *marker / max);
+    svg << "<line x1=\"" << x << "\" y1=\"2\" x2=\"" << x << "\" y2=\"" << y << "\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>"
+        << "<text x=\"" << x << "\" y=\"" << y + 10 << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#cf222e\">"
+        << esc(marker_label) << "</text>";
+  }
+  svg << "</svg>";
+  std::string legend = "<div class=\"legend\">";
+  for (const auto& s : series) legend += std::string("<i style=\"background:") + s.color + "\"></i>" + esc(s.name);
+  return legend + "</div>" + svg.str();
+}
+
+std::string number_text(double v, const char* fmt) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+const char* safety_class(const std::string& safety) {
+  if (safety == "safe" || safety == "no code") return "safe";
+  if (safety == "needs trust") return "trust";
+  if (safety == "dangerous") return "danger";
+  return "unchecked";
 }
 
 // The score as a ring: the filled share is the score.
@@ -131,12 +205,15 @@ std::string finding_html(const Diagnostic& d, const ReportContext& ctx) {
 
 void write_audit_html(std::ostream& out, const AuditContext& ctx) {
   const Scorecard& card = ctx.scorecard;
+  size_t probed = 0;
+  for (const auto& m : ctx.probe.models) probed += m.status == "probed";
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       << "<title>torchlint audit: " << esc(ctx.project) << "</title><style>" << kStyle << "</style></head><body><main>\n";
   out << "<header id=\"summary\"><h1>torchlint audit: " << esc(ctx.project) << "</h1><div class=\"muted\">Generated "
       << esc(ctx.generated_at) << " by torchlint " << TORCHLINT_VERSION << " · " << ctx.files_linted << " source files · "
-      << ctx.checkpoints.size() << " checkpoints · " << ctx.findings.outcome.diagnostics.size() << " findings</div>"
+      << ctx.checkpoints.size() << " checkpoints · " << probed << " models probed · "
+      << ctx.findings.outcome.diagnostics.size() << " findings</div>"
       << "<div class=\"summary\">" << score_ring(card.score) << "<div><div class=\"counts\">"
       << "<div><b>" << card.passed << "</b><span class=\"badge passed\">passed</span></div>"
       << "<div><b>" << card.failed << "</b><span class=\"badge failed\">failed</span></div>"
@@ -223,24 +300,95 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
 
   out << "<section id=\"checkpoints\"><h2>Checkpoints</h2>";
   if (ctx.checkpoints.empty()) {
-    out << "<p class=\"muted\">No checkpoint files were found.</p>";
+    out << "<p class=\"muted\">No checkpoint files were found (files are recognised by their bytes; virtualenvs, VCS and "
+           "build folders are skipped).</p>";
   } else {
-    out << "<table><thead><tr><th>File</th><th>Format</th><th>Size</th><th>Training state</th><th>Safety</th></tr></thead><tbody>";
+    out << "<table><thead><tr><th>File</th><th>Format</th><th>Size</th><th>Training state</th><th>Safety</th><th>Findings</th>"
+           "</tr></thead><tbody>";
     for (const auto& c : ctx.checkpoints) {
-      out << "<tr><td><code>" << esc(c.path) << "</code></td><td>" << esc(c.format) << "</td><td>" << c.bytes
-          << " B</td><td>" << esc(c.training_state) << "</td><td>" << esc(c.safety) << "</td></tr>";
+      std::string codes;
+      for (const auto& code : c.codes) codes += (codes.empty() ? "<code>" : ", <code>") + esc(code) + "</code>";
+      out << "<tr class=\"checkpoint\"><td><code>" << esc(c.path) << "</code></td><td>" << esc(c.format) << "</td><td>"
+          << esc(human_size(c.bytes)) << "</td><td><div>" << esc(c.training_state) << "</div><div class=\"muted\">"
+          << esc(c.training_detail) << "</div></td><td><span class=\"badge " << safety_class(c.safety) << "\">" << esc(c.safety)
+          << "</span><div class=\"muted\">" << esc(c.safety_detail) << "</div></td><td>"
+          << (codes.empty() ? "<span class=\"muted\">none</span>" : codes) << "</td></tr>";
     }
     out << "</tbody></table>";
   }
+  for (const auto& note : ctx.checkpoint_notes) out << "<p class=\"muted\">" << esc(note) << "</p>";
   out << "</section>\n";
+
   out << "<section id=\"probe\"><h2>Runtime probe</h2>";
-  if (ctx.probe.is_array() && !ctx.probe.empty()) {
-    for (const auto& report : ctx.probe) {
-      out << "<details open><summary>" << esc(report.value("model", std::string("model"))) << "</summary><pre>"
-          << esc(report.dump(2)) << "</pre></details>";
-    }
+  const ProbeSection& probe = ctx.probe;
+  if (!probe.requested) {
+    out << "<p class=\"muted\">Not run: <code>torchlint audit --probe</code> runs torchlint-probe on the TorchScript models "
+           "found, with the input spec of <code>[tool.torchlint.probe]</code> or <code>--probe-input</code>.</p>";
   } else {
-    out << "<p class=\"muted\">Not run (use <code>torchlint audit --probe</code> with an input spec).</p>";
+    if (!probe.inputs.empty()) {
+      out << "<p class=\"muted\">Inputs";
+      for (const auto& i : probe.inputs) out << " <code>" << esc(i) << "</code>";
+      out << " (from " << esc(probe.inputs_source) << ")";
+      if (!probe.binary.empty()) out << " · <code>" << esc(probe.binary) << "</code>";
+      out << "</p>";
+    }
+    if (!probe.note.empty()) out << "<p class=\"note\" id=\"probe-note\">" << esc(probe.note) << "</p>";
+    for (const auto& m : probe.models) {
+      ProbeFigures f = probe_figures(m.report);
+      out << "<div class=\"probe-model\"><h3><code>" << esc(m.path) << "</code> <span class=\"badge "
+          << (m.status == "probed" ? "passed" : m.status == "skipped" ? "unchecked" : "failed") << "\">" << esc(m.status)
+          << "</span></h3>";
+      if (!f.device.empty() || f.parameters) {
+        out << "<p class=\"muted\">";
+        if (!f.device.empty()) out << "on " << esc(f.device);
+        if (f.parameters) out << (f.device.empty() ? "" : " · ") << *f.parameters << " parameters";
+        out << "</p>";
+      }
+      if (!m.note.empty()) out << "<p class=\"note\">" << esc(m.note) << "</p>";
+      if (!f.checks.empty()) {
+        out << "<table><thead><tr><th>Check</th><th>Status</th><th>Result</th></tr></thead><tbody>";
+        for (const auto& c : f.checks) {
+          const char* cls = c.status == "passed" ? "passed" : c.status == "failed" || c.status == "error" ? "failed" : "unchecked";
+          out << "<tr><td><code>" << esc(c.name) << "</code></td><td><span class=\"badge " << cls << "\">" << esc(c.status)
+              << "</span></td><td>" << esc(c.headline) << "</td></tr>";
+        }
+        out << "</tbody></table>";
+      }
+      out << "<div class=\"charts\">";
+      auto mib = [](double v) { return human_size(static_cast<uint64_t>(std::max(0.0, v))); };
+      if (!f.memory.empty()) {
+        std::vector<Group> groups;
+        for (const auto& r : f.memory) {
+          groups.push_back({"batch " + std::to_string(r.batch), {r.forward, r.forward_backward, r.predicted_training}});
+        }
+        out << "<div class=\"chart probe-chart\"><h3>Memory per batch size</h3>"
+            << grouped_chart("memory per batch size", {{"forward peak", "#0969da"}, {"forward+backward peak", "#8250df"},
+                                                       {"predicted training step", "#9a6700"}},
+                             groups, mib)
+            << "</div>";
+      }
+      if (!f.latency.empty()) {
+        std::vector<Group> groups;
+        for (const auto& l : f.latency) groups.push_back({"batch " + std::to_string(l.batch), {l.p50_ms, l.p99_ms}});
+        out << "<div class=\"chart probe-chart\"><h3>Latency</h3>"
+            << grouped_chart("latency per batch size", {{"p50", "#1a7f37"}, {"p99", "#cf222e"}}, groups,
+                             [](double v) { return number_text(v, "%.2f ms"); })
+            << "</div>";
+      }
+      if (!f.amp.empty()) {
+        std::vector<Group> groups;
+        std::optional<double> tolerance;
+        for (const auto& a : f.amp) {
+          groups.push_back({a.variant, {a.max_rel}});
+          if (a.tolerance) tolerance = tolerance ? std::min(*tolerance, *a.tolerance) : *a.tolerance;
+        }
+        out << "<div class=\"chart probe-chart\"><h3>Mixed precision error</h3>"
+            << grouped_chart("autocast relative error against float32", {{"max relative error vs float32", "#0969da"}}, groups,
+                             [](double v) { return number_text(v, "%.3g"); }, tolerance, "tolerance")
+            << "</div>";
+      }
+      out << "</div></div>";
+    }
   }
   out << "</section>\n<footer>torchlint " << TORCHLINT_VERSION
       << " · rule documentation: <code>torchlint rule CODE</code></footer>\n</main></body></html>\n";

@@ -6,8 +6,10 @@ namespace torchlint::report {
 void write_audit_json(std::ostream& out, const AuditContext& ctx) {
   using json = nlohmann::ordered_json;
   const Scorecard& card = ctx.scorecard;
+  size_t probed = 0;
+  for (const auto& m : ctx.probe.models) probed += m.status == "probed";
   json doc;
-  doc["schema"] = "torchlint-audit/1";
+  doc["schema"] = "torchlint-audit/2";
   doc["tool"] = {{"name", "torchlint"}, {"version", TORCHLINT_VERSION}};
   doc["project"] = ctx.project;
   doc["generated_at"] = ctx.generated_at;
@@ -18,7 +20,9 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
                     {"manual", card.manual},
                     {"not_checked", card.not_checked},
                     {"findings", ctx.findings.outcome.diagnostics.size()},
-                    {"files_linted", ctx.files_linted}};
+                    {"files_linted", ctx.files_linted},
+                    {"checkpoints", ctx.checkpoints.size()},
+                    {"probed_models", probed}};
   json items = json::array();
   for (const auto& r : card.items) {
     json item;
@@ -47,11 +51,54 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
   doc["next_steps"] = next;
   json checkpoints = json::array();
   for (const auto& c : ctx.checkpoints) {
-    checkpoints.push_back({{"path", c.path}, {"format", c.format}, {"bytes", c.bytes},
-                           {"training_state", c.training_state}, {"safety", c.safety}});
+    checkpoints.push_back({{"path", c.path}, {"format", c.format}, {"bytes", c.bytes}, {"files", c.files},
+                           {"training_state", c.training_state}, {"training_detail", c.training_detail},
+                           {"safety", c.safety}, {"safety_detail", c.safety_detail}, {"torchscript", c.torchscript},
+                           {"findings", c.codes}});
   }
   doc["checkpoints"] = checkpoints;
-  doc["probe"] = ctx.probe.is_null() ? json::array() : json(ctx.probe);
+  doc["checkpoint_notes"] = ctx.checkpoint_notes;
+  json probe;
+  probe["requested"] = ctx.probe.requested;
+  probe["binary"] = ctx.probe.binary.empty() ? json(nullptr) : json(ctx.probe.binary);
+  probe["inputs"] = ctx.probe.inputs;
+  probe["inputs_source"] = ctx.probe.inputs_source;
+  probe["note"] = ctx.probe.note;
+  json models = json::array();
+  for (const auto& m : ctx.probe.models) {
+    ProbeFigures f = probe_figures(m.report);
+    auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    json figures;
+    figures["parameters"] = f.parameters ? json(*f.parameters) : json(nullptr);
+    figures["device"] = f.device;
+    json checks = json::array();
+    for (const auto& c : f.checks) checks.push_back({{"name", c.name}, {"status", c.status}, {"headline", c.headline}});
+    figures["checks"] = checks;
+    json memory = json::array();
+    for (const auto& r : f.memory) {
+      memory.push_back({{"batch", r.batch}, {"forward_peak_bytes", opt(r.forward)},
+                        {"forward_backward_peak_bytes", opt(r.forward_backward)},
+                        {"predicted_training_bytes", opt(r.predicted_training)}, {"out_of_memory", r.out_of_memory}});
+    }
+    figures["memory"] = memory;
+    json amp = json::array();
+    for (const auto& a : f.amp) {
+      amp.push_back({{"variant", a.variant}, {"max_abs", opt(a.max_abs)}, {"max_rel", opt(a.max_rel)},
+                     {"tolerance", opt(a.tolerance)}, {"cosine", opt(a.cosine)}, {"passed", a.passed}, {"error", a.error}});
+    }
+    figures["amp"] = amp;
+    json latency = json::array();
+    for (const auto& l : f.latency) {
+      latency.push_back({{"batch", l.batch}, {"p50_ms", opt(l.p50_ms)}, {"p99_ms", opt(l.p99_ms)},
+                         {"throughput_per_s", opt(l.throughput)}, {"out_of_memory", l.out_of_memory}});
+    }
+    figures["latency"] = latency;
+    json model{{"path", m.path}, {"status", m.status}, {"exit_code", m.exit_code}, {"note", m.note}, {"figures", figures}};
+    model["report"] = m.report;
+    models.push_back(std::move(model));
+  }
+  probe["models"] = models;
+  doc["probe"] = probe;
   out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 

@@ -1,5 +1,6 @@
 // The audit as GitHub-flavoured Markdown: tables per phase, findings in collapsible
 // details, what to do next first.
+#include <cstdio>
 #include <map>
 
 #include "audit.h"
@@ -35,17 +36,86 @@ std::string link(const Diagnostic& d) {
   return "[" + cell(where) + "](" + d.path + "#L" + std::to_string(d.start.line) + ")";
 }
 
-std::string human_size(uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+const char* safety_icon(const std::string& safety) {
+  if (safety == "safe" || safety == "no code") return "✅ ";
+  if (safety == "needs trust") return "⚠️ ";
+  if (safety == "dangerous") return "⛔ ";
+  return "❔ ";
+}
+
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+std::string sci(const std::optional<double>& v) {
+  if (!v) return "–";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3g", *v);
+  return buf;
+}
+
+std::string bytes_cell(const std::optional<double>& v) {
+  return v ? human_size(static_cast<uint64_t>(*v < 0 ? 0 : *v)) : std::string("–");
+}
+
+std::string ms_cell(const std::optional<double>& v) { return v ? fixed(*v, 2) : std::string("–"); }
+
+void write_probe(std::ostream& out, const ProbeSection& probe) {
+  out << "\n## Runtime probe\n\n";
+  if (!probe.requested) {
+    out << "Not run: `torchlint audit --probe` runs torchlint-probe on the TorchScript models found, with the input "
+           "spec of `[tool.torchlint.probe]` or `--probe-input`.\n";
+    return;
+  }
+  if (!probe.inputs.empty()) {
+    out << "Inputs";
+    for (const auto& i : probe.inputs) out << " `" << i << "`";
+    out << " (from " << probe.inputs_source << ")";
+    if (!probe.binary.empty()) out << " · `" << probe.binary << "`";
+    out << "\n\n";
+  }
+  if (!probe.note.empty()) out << "**Note:** " << probe.note << "\n\n";
+  for (const auto& m : probe.models) {
+    ProbeFigures f = probe_figures(m.report);
+    out << "### `" << m.path << "` — " << m.status;
+    if (!f.device.empty()) out << " on " << f.device;
+    if (f.parameters) out << ", " << *f.parameters << " parameters";
+    out << "\n\n";
+    if (!m.note.empty()) out << m.note << "\n\n";
+    if (!f.checks.empty()) {
+      out << "| Check | Status | Result |\n|---|---|---|\n";
+      for (const auto& c : f.checks) out << "| " << cell(c.name) << " | " << cell(c.status) << " | " << cell(c.headline) << " |\n";
+      out << "\n";
+    }
+    if (!f.memory.empty()) {
+      out << "Memory per batch size:\n\n| Batch | Forward peak | Forward+backward peak | Predicted training step |\n|---|---|---|---|\n";
+      for (const auto& r : f.memory) {
+        out << "| " << r.batch << " | " << (r.out_of_memory ? "out of memory" : bytes_cell(r.forward)) << " | "
+            << bytes_cell(r.forward_backward) << " | " << bytes_cell(r.predicted_training) << " |\n";
+      }
+      out << "\n";
+    }
+    if (!f.amp.empty()) {
+      out << "Mixed precision against float32:\n\n| Autocast | Max abs error | Max rel error | Tolerance | Cosine | Verdict |\n"
+             "|---|---|---|---|---|---|\n";
+      for (const auto& a : f.amp) {
+        out << "| " << cell(a.variant) << " | " << sci(a.max_abs) << " | " << sci(a.max_rel) << " | " << sci(a.tolerance)
+            << " | " << (a.cosine ? fixed(*a.cosine, 6) : "–") << " | "
+            << (a.error.empty() ? (a.passed ? "passed" : "failed") : "error: " + cell(a.error)) << " |\n";
+      }
+      out << "\n";
+    }
+    if (!f.latency.empty()) {
+      out << "Latency:\n\n| Batch | p50 (ms) | p99 (ms) | Samples/s |\n|---|---|---|---|\n";
+      for (const auto& l : f.latency) {
+        out << "| " << l.batch << " | " << (l.out_of_memory ? "out of memory" : ms_cell(l.p50_ms)) << " | " << ms_cell(l.p99_ms)
+            << " | " << (l.throughput ? fixed(*l.throughput, 1) : "–") << " |\n";
+      }
+      out << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -117,16 +187,23 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
   if (ctx.checkpoints.empty()) {
     out << "No checkpoint files were found.\n";
   } else {
-    out << "| File | Format | Size | Training state | Safety |\n|---|---|---|---|---|\n";
+    out << "| File | Format | Size | Training state | Safety | Findings |\n|---|---|---|---|---|---|\n";
     for (const auto& c : ctx.checkpoints) {
+      std::string codes;
+      for (const auto& code : c.codes) codes += (codes.empty() ? "`" : ", `") + code + "`";
       out << "| `" << cell(c.path) << "` | " << cell(c.format) << " | " << human_size(c.bytes) << " | "
-          << cell(c.training_state) << " | " << cell(c.safety) << " |\n";
+          << cell(c.training_state) << " | " << safety_icon(c.safety) << cell(c.safety) << " | " << (codes.empty() ? "none" : codes)
+          << " |\n";
     }
+    out << "\n<details><summary>What each checkpoint holds</summary>\n\n";
+    for (const auto& c : ctx.checkpoints) {
+      out << "- `" << c.path << "`: " << c.training_detail << ". Safety: " << c.safety << ", " << c.safety_detail << "\n";
+    }
+    out << "\n</details>\n";
   }
-  if (ctx.probe.is_array() && !ctx.probe.empty()) {
-    out << "\n## Runtime probe\n\n<details><summary>Probe reports (" << ctx.probe.size()
-        << ")</summary>\n\n```json\n" << ctx.probe.dump(2) << "\n```\n\n</details>\n";
-  }
+  for (const auto& note : ctx.checkpoint_notes) out << "\n- " << note;
+  if (!ctx.checkpoint_notes.empty()) out << "\n";
+  write_probe(out, ctx.probe);
 }
 
 }  // namespace torchlint::report

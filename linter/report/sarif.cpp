@@ -146,7 +146,10 @@ json sarif_fix(const Diagnostic& d, const SourceFile& file, const std::string& r
 
 }  // namespace
 
-void write_sarif(std::ostream& out, const ReportContext& ctx) {
+namespace {
+
+// One run: the rules, the results of `ctx.outcome`, the invocation.
+json sarif_run(const ReportContext& ctx) {
   // Rules: every selected rule, plus any rule with a result (TL000 is always possible).
   std::set<std::string> with_results;
   for (const auto& d : ctx.outcome.diagnostics) with_results.insert(d.code);
@@ -233,11 +236,59 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
   }
   run["invocations"] = json::array({invocation});
   run["results"] = results;
+  return run;
+}
 
+bool is_cpp_path(std::string_view path) {
+  for (std::string_view ext : {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx"}) {
+    if (path.ends_with(ext)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void write_sarif(std::ostream& out, const ReportContext& ctx) {
+  json runs = json::array();
+  auto has_cpp = [](const std::vector<Diagnostic>& ds) {
+    return std::any_of(ds.begin(), ds.end(), [](const Diagnostic& d) { return is_cpp_path(d.path); });
+  };
+  bool split = ctx.automation_id.find("/cpp/") == std::string::npos &&
+               (has_cpp(ctx.outcome.diagnostics) || has_cpp(ctx.outcome.baselined));
+  if (!split) {
+    runs.push_back(sarif_run(ctx));
+  } else {
+    // C++ findings (from torchlint-cpp) get a run of their own, so that code scanning
+    // shows them under their own category (automationDetails.id).
+    LintOutcome python = ctx.outcome, cpp = ctx.outcome;
+    auto keep = [](std::vector<Diagnostic>& ds, bool want_cpp) {
+      std::erase_if(ds, [&](const Diagnostic& d) { return is_cpp_path(d.path) != want_cpp; });
+    };
+    keep(python.diagnostics, false);
+    keep(python.baselined, false);
+    keep(cpp.diagnostics, true);
+    keep(cpp.baselined, true);
+    cpp.errors.clear();  // reported once, in the first run
+    ReportContext py_ctx = ctx;
+    ReportContext cpp_ctx = ctx;
+    std::string id = ctx.automation_id;
+    if (auto pos = id.find("/python/"); pos != std::string::npos) {
+      id.replace(pos, 8, "/cpp/");
+    } else {
+      id += "cpp/";
+    }
+    cpp_ctx.automation_id = id;
+    runs.push_back(sarif_run(ReportContext{python, py_ctx.registry, py_ctx.color, py_ctx.show_fixes, py_ctx.enabled,
+                                           py_ctx.checklist, py_ctx.source_root, py_ctx.exit_code, py_ctx.automation_id,
+                                           py_ctx.baseline_active}));
+    runs.push_back(sarif_run(ReportContext{cpp, cpp_ctx.registry, cpp_ctx.color, cpp_ctx.show_fixes, cpp_ctx.enabled,
+                                           cpp_ctx.checklist, cpp_ctx.source_root, cpp_ctx.exit_code, cpp_ctx.automation_id,
+                                           cpp_ctx.baseline_active}));
+  }
   json log;
   log["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";
   log["version"] = "2.1.0";
-  log["runs"] = json::array({run});
+  log["runs"] = runs;
   out << log.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 

@@ -49,7 +49,11 @@ class EvalWithoutNoGrad final : public Rule {
     // pytest tests exercise models on purpose; helpers in the same file are still code.
     if (model.is_pytest_file() && model.function().name.starts_with("test")) return;
     const FunctionState& fn = model.function();
-    bool role = !fn.is_module_level && has_evaluation_role(fn.name, model.is_pytest_file());
+    if (role_function_ != fn.node.id) {  // a function's role is read once
+      role_function_ = fn.node.id;
+      role_ = !fn.is_module_level && has_evaluation_role(fn.name, model.is_pytest_file());
+    }
+    bool role = !fn.is_module_level && role_;
     if (!role && !model.is_in_eval_mode(model.text(call.callee))) return;
     std::string callee = model.forward_pass_target(call.node, /*by_name=*/true);
     if (callee.empty()) return;
@@ -59,7 +63,10 @@ class EvalWithoutNoGrad final : public Rule {
     }
   }
 
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { flush(fn, ctx, true); }
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) override {
+    role_function_ = nullptr;  // back in the enclosing function
+    flush(fn, ctx, true);
+  }
   void on_module_end(RuleContext& ctx) override { flush(ctx.model().function(), ctx, false); }
 
  private:
@@ -94,6 +101,8 @@ class EvalWithoutNoGrad final : public Rule {
   }
 
   std::unordered_map<std::string, std::vector<Candidate>> pending_;
+  const void* role_function_ = nullptr;  // the function role_ was read for
+  bool role_ = false;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@ struct Candidate {
 
 class LossAccumulatesGraph final : public Rule {
  public:
+  void on_start(RuleContext& ctx) override { names_ = &ctx.analysis<TensorNames>(); }
   void on_assign(const AssignEvent& a, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     if (!ts_node_is_null(a.target) && !ts_node_is_null(a.value)) {
@@ -41,7 +42,6 @@ class LossAccumulatesGraph final : public Rule {
       if (!ts_node_is_null(added)) consider(a.node, target, added, ctx);
       else if (a.op == "=" && model.loop_depth() > 0) resets_.push_back({std::string(target), a.node});
     }
-    names_.on_assign(a, model);
   }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
@@ -92,7 +92,6 @@ class LossAccumulatesGraph final : public Rule {
     }
   }
 
-  void on_function_end(const FunctionState& fn, RuleContext&) override { names_.function_end(fn); }
 
  private:
   // `losses` in `losses`, `self.history` -> `self`: the variable the accumulator lives in.
@@ -108,7 +107,7 @@ class LossAccumulatesGraph final : public Rule {
     c.node = node;
     c.accumulator = std::string(accumulator);
     c.value = std::string(model.text(added));
-    Origin o = names_.classify(added, model);
+    Origin o = names_->classify(added, model);
     if (o != Origin::kLoss && o != Origin::kUnknown) return;  // a number, a detached tensor, the outputs
     c.certain = o == Origin::kLoss;
     // The names `loss * batch_size` is computed from; of unknown origin (`loss =
@@ -125,7 +124,7 @@ class LossAccumulatesGraph final : public Rule {
         operands.push_back(field(n, Syntax::get().fields().left));
         operands.push_back(field(n, Syntax::get().fields().right));
       } else if (is_type(n, "identifier")) {
-        Origin name_origin = names_.origin(model.text(n), model);
+        Origin name_origin = names_->origin(model.text(n), model);
         if (name_origin == Origin::kUnknown) c.names.emplace_back(model.text(n));
         if (loss_name.empty() && c.certain && name_origin == Origin::kLoss) {
           loss_name = std::string(model.text(n));
@@ -138,7 +137,7 @@ class LossAccumulatesGraph final : public Rule {
     pending_.push_back(std::move(c));
   }
 
-  TensorNames names_;
+  const TensorNames* names_ = nullptr;  // shared
   std::vector<Candidate> pending_;
   std::vector<std::pair<std::string, TSNode>> resets_;
 };

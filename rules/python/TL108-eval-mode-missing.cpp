@@ -150,7 +150,7 @@ class EvalModeMissing final : public Rule {
       }
       return;
     }
-    if (Tracked* t = find(models, receiver_root(call, ctx))) {
+    if (Tracked* t = models.empty() ? nullptr : find(models, receiver_root(call, ctx))) {
       if (call.method == "load_state_dict") {
         t->weights = true;
       } else if (call.method == "forward") {
@@ -261,8 +261,10 @@ class EvalModeMissing final : public Rule {
   using Models = std::unordered_map<std::string, Tracked>;
 
   Models& scope(RuleContext& ctx) { return scopes_[ctx.model().function().qualname]; }
-  static std::string module_scope(RuleContext& ctx) {
-    return ctx.model().module_name() + "." + std::string(kModuleFunction);
+  // The key of the module's own scope (built once per file).
+  const std::string& module_scope(RuleContext& ctx) {
+    if (module_scope_.empty()) module_scope_ = ctx.model().module_name() + "." + std::string(kModuleFunction);
+    return module_scope_;
   }
 
   // What an assigned value makes of the name: a new model in training mode, the same
@@ -551,6 +553,7 @@ class EvalModeMissing final : public Rule {
     uint32_t line = 0;
   };
 
+  std::string module_scope_;
   std::unordered_map<std::string, Models> scopes_;
   std::unordered_map<std::string, std::unordered_set<std::string>> assigned_;  // local names per function
   std::unordered_map<std::string, ParamState> param_state_;

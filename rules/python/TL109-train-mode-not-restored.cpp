@@ -65,6 +65,8 @@ class TrainModeNotRestored final : public Rule {
         ev = ModeEvent{mk == Kind::kTrue ? ModeKind::kTrain : ModeKind::kMaybeTrain, call.node, std::string(receiver)};
         ev->other_model = model.infer_value(call.receiver).kind == ValueKind::kModel;
       }
+    } else if (model.loop_depth() == 0) {
+      // The events below matter only inside a loop.
     } else if (call.method == "backward") {
       ev = ModeEvent{ModeKind::kBackward, call.node};
     } else if (std::string target = model.forward_pass_target(call.node, true); !target.empty()) {

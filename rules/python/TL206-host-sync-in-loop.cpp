@@ -21,8 +21,7 @@ struct Candidate {
 
 class HostSyncInLoop final : public Rule {
  public:
-  void on_assign(const AssignEvent& a, RuleContext& ctx) override { names_.on_assign(a, ctx.model()); }
-  void on_function_end(const FunctionState& fn, RuleContext&) override { names_.function_end(fn); }
+  void on_start(RuleContext& ctx) override { names_ = &ctx.analysis<TensorNames>(); }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
@@ -45,14 +44,14 @@ class HostSyncInLoop final : public Rule {
     if (guarded_within(call.node, loop.node)) return;
     Candidate c{call.node, loop.node, std::move(what)};
     for (TSNode v : values) {
-      Origin o = names_.classify(v, model);
+      Origin o = names_->classify(v, model);
       std::string root;
       if (o == Origin::kUnknown) {
         // `loss.cpu()`: computed from `loss`, a tensor when that is one.
         TSNode r = root_identifier(v);
         if (ts_node_is_null(r)) continue;
         root = std::string(model.text(r));
-        o = names_.origin(root, model);
+        o = names_->origin(root, model);
       }
       if (o == Origin::kPython) continue;  // `loss = loss.item()` earlier
       if (o == Origin::kUnknown) {
@@ -130,7 +129,7 @@ class HostSyncInLoop final : public Rule {
     return false;
   }
 
-  TensorNames names_;
+  const TensorNames* names_ = nullptr;  // shared
   std::vector<Candidate> pending_;
   NestedLoops nested_;
 };

@@ -15,13 +15,10 @@ std::string describe(const TrainingObject& o, const TrainingCheckpoint& checkpoi
 
 class CheckpointMissingOptimizer final : public Rule {
  public:
-  void on_call(const CallEvent& call, RuleContext& ctx) override { tracker_.on_call(call, ctx); }
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx); }
-  void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx); }
+  void on_start(RuleContext& ctx) override { tracker_ = &ctx.analysis<TrainingCheckpointTracker>(); }
 
   void on_module_end(RuleContext& ctx) override {
-    for (auto& checkpoint : tracker_.finish(ctx)) {
+    for (const auto& checkpoint : tracker_->checkpoints()) {
       for (const auto& optimizer : checkpoint.optimizers) {
         if (TrainingCheckpointTracker::saves(checkpoint, optimizer)) continue;
         ctx.report(checkpoint.node,
@@ -35,7 +32,7 @@ class CheckpointMissingOptimizer final : public Rule {
   }
 
  private:
-  TrainingCheckpointTracker tracker_;
+  const TrainingCheckpointTracker* tracker_ = nullptr;
 };
 
 }  // namespace
@@ -47,7 +44,7 @@ python::RuleEntry checkpoint_missing_optimizer_rule() {
       .name = "checkpoint-missing-optimizer",
       .severity = Severity::kWarning,
       .checklist_items = {"A4"},
-      .languages = {Language::kPython},
+      .languages = {Language::kPython, Language::kCpp},
   });
 }
 

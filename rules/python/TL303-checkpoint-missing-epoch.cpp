@@ -7,13 +7,10 @@ namespace {
 
 class CheckpointMissingEpoch final : public Rule {
  public:
-  void on_call(const CallEvent& call, RuleContext& ctx) override { tracker_.on_call(call, ctx); }
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx); }
-  void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx); }
+  void on_start(RuleContext& ctx) override { tracker_ = &ctx.analysis<TrainingCheckpointTracker>(); }
 
   void on_module_end(RuleContext& ctx) override {
-    for (auto& checkpoint : tracker_.finish(ctx)) {
+    for (const auto& checkpoint : tracker_->checkpoints()) {
       // A scheduler's own `last_epoch` does not count: the loop resumes from the counter it reads back.
       if (checkpoint.dict.counter) continue;
       ctx.report(checkpoint.node,
@@ -25,7 +22,7 @@ class CheckpointMissingEpoch final : public Rule {
   }
 
  private:
-  TrainingCheckpointTracker tracker_;
+  const TrainingCheckpointTracker* tracker_ = nullptr;
 };
 
 }  // namespace
@@ -37,7 +34,7 @@ python::RuleEntry checkpoint_missing_epoch_rule() {
       .name = "checkpoint-missing-epoch",
       .severity = Severity::kWarning,
       .checklist_items = {"A4"},
-      .languages = {Language::kPython},
+      .languages = {Language::kPython, Language::kCpp},
   });
 }
 

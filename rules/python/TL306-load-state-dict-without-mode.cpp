@@ -51,8 +51,9 @@ bool escapes(TSNode scope, std::string_view root, const SemanticModel& model) {
 
 class LoadStateDictWithoutMode final : public Rule {
  public:
+  void on_start(RuleContext& ctx) override { objects_ = &ctx.analysis<TrainingObjects>(); }
+
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
-    objects_.on_assign(event, ctx);
     // `self.model = model`, `net = model.module`: the caller's model under another name.
     if (event.op != "=" || ts_node_is_null(event.value)) return;
     const SemanticModel& model = ctx.model();
@@ -110,8 +111,14 @@ class LoadStateDictWithoutMode final : public Rule {
     bool trains = fn.steps_optimizer || fn.calls_backward;
     const ClassInfo* cls = ctx.model().enclosing_class();
     if (trains && cls) training_classes_.insert(cls->qualname);
-    bool has_optimizer = !objects_.owned_by(fn.qualname, ValueKind::kOptimizer).empty() ||
-                         !objects_.parameters(ctx, ValueKind::kOptimizer).empty();
+    std::optional<bool> optimizer;  // read only when a candidate needs it
+    auto has_optimizer = [&] {
+      if (!optimizer) {
+        optimizer = !objects_->owned_by(fn.qualname, ValueKind::kOptimizer).empty() ||
+                    !objects_->parameters(ctx, ValueKind::kOptimizer).empty();
+      }
+      return *optimizer;
+    };
     const auto& modes = modes_[fn.qualname];
     for (auto it = candidates_.begin(); it != candidates_.end();) {
       if (it->function != fn.qualname || !it->class_qualname.empty()) {
@@ -119,7 +126,7 @@ class LoadStateDictWithoutMode final : public Rule {
         continue;
       }
       // Training resumes here, the mode is set, or the model goes elsewhere.
-      bool fine = trains || has_optimizer || modes.contains(it->root) || !forwards_.contains(fn.qualname + "|" + it->root) ||
+      bool fine = trains || has_optimizer() || modes.contains(it->root) || !forwards_.contains(fn.qualname + "|" + it->root) ||
                   escapes(fn.node, it->root, ctx.model());
       if (!fine) report(*it, ctx);
       it = candidates_.erase(it);
@@ -135,7 +142,7 @@ class LoadStateDictWithoutMode final : public Rule {
       }
       bool fine = class_modes_.contains(cls.qualname + "|" + it->root) || training_classes_.contains(cls.qualname) ||
                   !forwards_.contains(cls.qualname + "|" + it->root) ||
-                  !objects_.owned_by(cls.qualname, ValueKind::kOptimizer).empty() ||
+                  !objects_->owned_by(cls.qualname, ValueKind::kOptimizer).empty() ||
                   escapes(node, it->root, ctx.model());
       if (!fine) report(*it, ctx);
       it = candidates_.erase(it);
@@ -145,7 +152,7 @@ class LoadStateDictWithoutMode final : public Rule {
   void on_module_end(RuleContext& ctx) override {
     const FunctionState& top = ctx.model().function();
     bool trains = top.steps_optimizer || top.calls_backward ||
-                  !objects_.owned_by(top.qualname, ValueKind::kOptimizer).empty();
+                  !objects_->owned_by(top.qualname, ValueKind::kOptimizer).empty();
     for (const auto& c : candidates_) {
       if (!c.module_level || trains) continue;
       // A global model: its mode may be set, or it may be handed on, anywhere in the file.
@@ -189,7 +196,7 @@ class LoadStateDictWithoutMode final : public Rule {
                            c.root + ".eval()` (or `" + c.root + ".train()` if training follows)");
   }
 
-  TrainingObjects objects_;
+  const TrainingObjects* objects_ = nullptr;  // shared
   std::vector<Candidate> candidates_;
   std::unordered_map<std::string, std::unordered_set<std::string>> modes_;
   std::unordered_set<std::string> any_modes_;

@@ -99,7 +99,7 @@ class HardcodedCuda final : public Rule {
 
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
     if (!ts_node_is_null(event.value) && Syntax::get().kind(event.value) == Kind::kSubscript &&
-        mentions_local_rank(event.value, ctx.model())) {
+        ctx.text(event.value).find("LOCAL_RANK") != std::string_view::npos && mentions_local_rank(event.value, ctx.model())) {
       ctx.add_fact(kFactCudaByDesign);
       by_design_ = true;
     }
@@ -153,7 +153,8 @@ class HardcodedCuda final : public Rule {
         (v == "--local_rank" || v == "--local-rank")) {
       return true;
     }
-    return mentions_local_rank(call.node, model);
+    // The literal "LOCAL_RANK" is a slice of the call's text: skip the walk when it is absent.
+    return model.text(call.node).find("LOCAL_RANK") != std::string_view::npos && mentions_local_rank(call.node, model);
   }
 
   std::vector<std::pair<TSNode, std::string>> uses_;

@@ -10,7 +10,7 @@ namespace {
 
 class ServingWithoutNoGrad final : public Rule {
  public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { handlers_.on_assign(event, ctx); }
+  void on_start(RuleContext& ctx) override { handlers_ = &ctx.analysis<RequestHandlers>(); }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
@@ -20,9 +20,9 @@ class ServingWithoutNoGrad final : public Rule {
       return;
     }
     std::string target = model.forward_pass_target(call.node, /*by_name=*/true);
-    if (!target.empty() && handlers_.is_library_callable(target, ctx)) target.clear();
+    if (!target.empty() && handlers_->is_library_callable(target, ctx)) target.clear();
     if (!target.empty()) forward_with_grad_.insert(fn.qualname);
-    if (!handlers_.current_is_handler(ctx)) return;
+    if (!handlers_->current_is_handler(ctx)) return;
     Pending& p = pending_[fn.qualname];
     if (!target.empty()) {
       if (ts_node_is_null(p.direct)) {
@@ -81,7 +81,7 @@ class ServingWithoutNoGrad final : public Rule {
     std::string model;
     std::vector<std::pair<TSNode, std::string>> helpers;
   };
-  RequestHandlers handlers_;
+  RequestHandlers* handlers_ = nullptr;  // shared
   std::unordered_map<std::string, Pending> pending_;
   std::unordered_set<std::string> forward_with_grad_;
   std::unordered_set<std::string> disables_grad_;

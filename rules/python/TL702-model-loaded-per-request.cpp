@@ -40,7 +40,7 @@ bool is_cache_decorator(std::string_view q) {
 
 class ModelLoadedPerRequest final : public Rule {
  public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { handlers_.on_assign(event, ctx); }
+  void on_start(RuleContext& ctx) override { handlers_ = &ctx.analysis<RequestHandlers>(); }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
@@ -49,7 +49,7 @@ class ModelLoadedPerRequest final : public Rule {
     bool conditional = !model.enclosing_conditions().empty();
     std::string loaded = loaded_by(call, ctx);
     if (!loaded.empty() && !conditional) loads_.insert(fn.qualname);
-    if (!handlers_.current_is_handler(ctx) || conditional) return;
+    if (!handlers_->current_is_handler(ctx) || conditional) return;
     if (!loaded.empty()) {
       ctx.report(call.node, "request handler `" + fn.name + "` calls `" + loaded +
                                 "` on every request: the weights are read and the model rebuilt each time, "
@@ -101,7 +101,7 @@ class ModelLoadedPerRequest final : public Rule {
   }
 
  private:
-  RequestHandlers handlers_;
+  RequestHandlers* handlers_ = nullptr;  // shared
   std::unordered_set<std::string> loads_;
   std::unordered_set<std::string> reported_helpers_;
 };

@@ -92,8 +92,8 @@ Creation classify(TSNode value, const SemanticModel& model) {
 
 class ServingWithoutEval final : public Rule {
  public:
+  void on_start(RuleContext& ctx) override { handlers_ = &ctx.analysis<RequestHandlers>(); }
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
-    handlers_.on_assign(event, ctx);
     if (event.op != "=" || ts_node_is_null(event.value)) return;
     const SemanticModel& model = ctx.model();
     const Syntax& syn = Syntax::get();
@@ -103,7 +103,7 @@ class ServingWithoutEval final : public Rule {
     if (tk == Kind::kIdentifier) {
       std::string_view name = model.text(event.target);
       if (!fn.is_module_level && !declares_global(fn, name, model)) {
-        if (handlers_.current_is_handler(ctx)) locals_.insert(fn.qualname + "|" + std::string(name));
+        if (handlers_->current_is_handler(ctx)) locals_.insert(fn.qualname + "|" + std::string(name));
         return;
       }
     } else if (tk == Kind::kAttribute) {
@@ -143,10 +143,8 @@ class ServingWithoutEval final : public Rule {
     }
     // A model handed to a project function, which may put it in eval mode.
     if (!ts_node_is_null(call.arguments)) {
-      uint32_t n = ts_node_named_child_count(call.arguments);
-      for (uint32_t i = 0; i < n; ++i) {
-        TSNode arg = ts_node_named_child(call.arguments, i);
-        if (syn.kind(arg) == Kind::kKeywordArgument) arg = field(arg, syn.fields().value);
+      for (size_t i = 0; i < call.arg_count; ++i) {
+        TSNode arg = call.args[i].value;
         Kind k = syn.kind(arg);
         if (k != Kind::kIdentifier && k != Kind::kAttribute) continue;
         std::string_view text = model.text(arg);
@@ -157,9 +155,9 @@ class ServingWithoutEval final : public Rule {
         }
       }
     }
-    if (!handlers_.current_is_handler(ctx)) return;
+    if (!handlers_->current_is_handler(ctx)) return;
     std::string target = model.forward_pass_target(call.node, /*by_name=*/true);
-    if (target.empty() || handlers_.is_library_callable(target, ctx)) return;
+    if (target.empty() || handlers_->is_library_callable(target, ctx)) return;
     if (!target.starts_with("self.")) {
       const Binding* b = model.lookup(target);
       if (!b || b->kind == BindingKind::kParameter || b->kind == BindingKind::kImport) return;
@@ -236,7 +234,7 @@ class ServingWithoutEval final : public Rule {
     std::string handler_name;
     std::string class_qualname;
   };
-  RequestHandlers handlers_;
+  RequestHandlers* handlers_ = nullptr;  // shared
   std::vector<Creation> creations_;
   std::vector<Served> served_;
   std::unordered_set<std::string> evals_;

@@ -260,9 +260,14 @@ inline bool is_criterion_call(TSNode call, const SemanticModel& model) {
          n.ends_with("_loss_fn");
 }
 
-// The origin of the values bound to names, per function, in source order.
-class TensorNames {
+// The origin of the values bound to names, per function, in source order. A shared
+// analysis (TL107, TL206): names are updated after the rules saw an assignment, so a rule
+// reads what they held before it.
+class TensorNames final : public Analysis {
  public:
+  void after_assign(const AssignEvent& a, RuleContext& ctx) override { on_assign(a, ctx.model()); }
+  void on_function_end(const FunctionState& fn, RuleContext&) override { function_end(fn); }
+
   Origin origin(std::string_view name, const SemanticModel& model) const {
     auto fit = names_.find(model.function().qualname);
     if (fit == names_.end()) return Origin::kUnknown;

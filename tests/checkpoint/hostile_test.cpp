@@ -301,3 +301,128 @@ TEST_CASE("a user-allowlisted global is not reported") {
   CHECK(inspect(zip_with_pickle(p)).has("TL811"));
   CHECK_FALSE(inspect(zip_with_pickle(p), "model.pt", false, {"argparse.Namespace"}).has("TL811"));
 }
+
+TEST_CASE("B16: a call before a deliberate error is still reported (exception-oriented programming)") {
+  // os.system runs, then the pickle fails on purpose (a missing memo key, then truncation).
+  std::string p = Pickle().proto(2).global("os", "system").unicode("id").tuple1().reduce().pop().get(7).stop();
+  Inspected r = inspect(zip_with_pickle(p));
+  CHECK_MESSAGE(r.has("TL810"), r.text());
+  CHECK(r.has("TL813"));
+  std::string t = Pickle().proto(2).global("subprocess", "Popen").unicode("id").tuple1().reduce().bytes();
+  Inspected rt = inspect(t, "x.pkl");
+  CHECK(rt.has("TL810"));
+  CHECK(rt.has("TL813"));
+  CHECK(assess_file_safety(*rt.file).level == SafetyLevel::kDangerous);
+}
+
+TEST_CASE("B17: pickles carried inside a pickle as bytes constants are walked too") {
+  std::string inner = os_system_pickle(2);
+  // pickle.loads(b"...") with the payload as BINBYTES (protocol 3+).
+  std::string binbytes = Pickle().proto(3).global("_pickle", "loads").byte('B').raw(std::string_view("\0\0\0\0", 4)).bytes();
+  binbytes.resize(binbytes.size() - 4);
+  put32(binbytes, static_cast<uint32_t>(inner.size()));
+  binbytes += inner;
+  binbytes += Pickle().tuple1().reduce().stop().bytes();
+  Inspected r = inspect(binbytes, "x.pkl");
+  CHECK_MESSAGE(r.has("TL810"), r.text());
+  bool embedded = false;
+  for (const auto& p : r.file->pickles) embedded |= p->where.find("embedded") != std::string::npos && p->safety.dangerous();
+  CHECK_MESSAGE(embedded, r.text());
+  // Protocol 2 has no bytes opcode: bytes travel as _codecs.encode(str, 'latin1') (allowlisted),
+  // here as a harmless-looking value of a state_dict that nothing in it loads.
+  std::string latin1;
+  for (unsigned char c : inner) {
+    if (c < 0x80) {
+      latin1 += static_cast<char>(c);
+    } else {
+      latin1 += static_cast<char>(0xC0 | (c >> 6));
+      latin1 += static_cast<char>(0x80 | (c & 0x3F));
+    }
+  }
+  std::string carried = state_dict_plus(Pickle().global("_codecs", "encode").unicode(latin1).unicode("latin1").tuple2().reduce());
+  Inspected c = inspect(zip_with_pickle(carried));
+  CHECK_MESSAGE(c.has("TL810"), c.text());
+  bool found = false;
+  for (const auto& p : c.file->pickles) found |= !p->loaded_by_torch && p->where.find("embedded") != std::string::npos;
+  CHECK(found);
+  // Random bytes that only start like a pickle are not reported.
+  std::string noise = state_dict_plus(Pickle().global("_codecs", "encode").unicode("\xc2\x80\x02\xc3\xbf\xc3\xbf").unicode("latin1").tuple2().reduce());
+  Inspected n = inspect(build_zip(torch_members(noise, benign_storages())));
+  CHECK_MESSAGE(n.codes.empty(), n.text());
+}
+
+TEST_CASE("B2: a protocol-0 pickle (no header to sniff) hidden in a stored zip member") {
+  auto members = torch_members(benign_pickle(), benign_storages());
+  members.push_back({"archive/extra/readme", "cos\nsystem\n(S'id'\ntR."});
+  Inspected r = inspect(build_zip(members));
+  CHECK_MESSAGE(r.has("TL810"), r.text());
+}
+
+TEST_CASE("legacy tar: every member pickle is walked") {
+  auto tar_member = [](const std::string& name, const std::string& data) {
+    std::string h(512, '\0');
+    std::memcpy(h.data(), name.data(), name.size());
+    std::memcpy(h.data() + 100, "0000644", 7);
+    std::memcpy(h.data() + 108, "0000000", 7);
+    std::memcpy(h.data() + 116, "0000000", 7);
+    char size[12];
+    std::snprintf(size, sizeof size, "%011o", static_cast<unsigned>(data.size()));
+    std::memcpy(h.data() + 124, size, 11);
+    std::memcpy(h.data() + 136, "00000000000", 11);
+    h[156] = '0';
+    std::memcpy(h.data() + 257, "ustar\0" "00", 8);
+    std::memset(h.data() + 148, ' ', 8);
+    unsigned sum = 0;
+    for (unsigned char c : h) sum += c;
+    char chk[8];
+    std::snprintf(chk, sizeof chk, "%06o", sum);
+    std::memcpy(h.data() + 148, chk, 7);
+    h[154] = '\0';
+    std::string out = h + data;
+    out.resize((out.size() + 511) / 512 * 512, '\0');
+    return out;
+  };
+  std::string zero = Pickle().proto(2).int1(0).stop();
+  std::string tar = tar_member("storages", zero) + tar_member("tensors", zero) + tar_member("pickle", os_system_pickle(2)) +
+                    std::string(1024, '\0');
+  Inspected r = inspect(tar, "old.pt");
+  CHECK(r.file->format == Format::kLegacyTar);
+  CHECK_MESSAGE(r.has("TL810"), r.text());
+  // Truncated inside a member: malformed, no crash.
+  Inspected t = inspect(tar.substr(0, 1100), "old.pt");
+  CHECK(t.has("TL813"));
+}
+
+TEST_CASE("absurd sizes are refused before anything is allocated") {
+  auto huge = [](uint8_t opcode, int width) {
+    std::string p("\x80\x04", 2);
+    p += static_cast<char>(opcode);
+    p.append(static_cast<size_t>(width), '\xff');
+    if (width == 8) p.back() = '\x7f';
+    return p + ".";
+  };
+  for (auto [opcode, width] : std::initializer_list<std::pair<uint8_t, int>>{
+           {0x8d, 8}, {0x8e, 8}, {0x96, 8}, {0x95, 8}, {'X', 4}, {'B', 4}, {0x8b, 4}, {'T', 4}}) {
+    CAPTURE(static_cast<int>(opcode));
+    Inspected r = inspect(huge(opcode, width), "x.pkl");
+    CHECK(r.has("TL813"));
+    CHECK(r.file->fatal());
+  }
+  // A tensor whose shape multiplies past 2^64 elements (and past its 2-element storage).
+  std::string p = Pickle().proto(2).global("collections", "OrderedDict").put(0).empty_tuple().reduce().mark()
+                      .unicode("w").global("torch._utils", "_rebuild_tensor_v2").mark()
+                      .mark().unicode("storage").global("torch", "FloatStorage").unicode("0").unicode("cpu").int1(2).tuple()
+                      .binpersid().int1(0)
+                      .mark().int4(0x7fffffff).int4(0x7fffffff).int4(0x7fffffff).tuple()
+                      .mark().int1(1).int1(1).int1(1).tuple()
+                      .newfalse().get(0).empty_tuple().reduce().tuple().reduce().setitems().stop();
+  Inspected r = inspect(build_zip(torch_members(p, {std::string(8, '\0')})), "model.pt", true);
+  CHECK_MESSAGE(r.has("TL813"), r.text());
+  // A zip end record that claims 4 billion entries.
+  std::string z32 = build_zip(torch_members(benign_pickle(), benign_storages()), [] { ZipLayout l; l.zip64 = false; return l; }());
+  size_t eocd = z32.rfind(std::string("PK\x05\x06", 4));
+  REQUIRE(eocd != std::string::npos);
+  std::memset(z32.data() + eocd + 8, 0xff, 4);
+  Inspected rz = inspect(z32);
+  CHECK(rz.has("TL813"));
+}

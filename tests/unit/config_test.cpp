@@ -98,3 +98,39 @@ TEST_CASE("target torch inferred from declared dependencies") {
   CHECK(infer_target_torch(dir, source) == TorchVersion{2, 6});
   fs::remove_all(dir);
 }
+
+TEST_CASE("[tool.torchlint.probe] for `torchlint audit --probe`") {
+  fs::path dir = temp_dir("probe");
+  write(dir / "pyproject.toml", R"([tool.torchlint]
+[tool.torchlint.probe]
+inputs = ["x:1x3x32x32:float32", "lengths:1:int64:1..33"]
+batch-sizes = [1, 8]
+models = ["exports/*.ts"]
+checks = ["mode", "amp"]
+device = "cpu"
+memory-budget = "2GiB"
+timeout = 120
+)");
+  std::string error;
+  auto config = load_config(dir / "pyproject.toml", error);
+  REQUIRE_MESSAGE(config, error);
+  CHECK(config->probe.inputs == std::vector<std::string>{"x:1x3x32x32:float32", "lengths:1:int64:1..33"});
+  CHECK(config->probe.batch_sizes == std::vector<int64_t>{1, 8});
+  CHECK(config->probe.models == std::vector<std::string>{"exports/*.ts"});
+  CHECK(config->probe.checks == std::vector<std::string>{"mode", "amp"});
+  CHECK(config->probe.device == "cpu");
+  CHECK(config->probe.memory_budget == "2GiB");
+  CHECK(config->probe.timeout_seconds == 120);
+
+  write(dir / "pyproject.toml", "[tool.torchlint.probe]\nbatch-sizes = [0]\n");
+  CHECK_FALSE(load_config(dir / "pyproject.toml", error));
+  CHECK(error.find("tool.torchlint.probe.batch-sizes") != std::string::npos);
+  write(dir / "pyproject.toml", "[tool.torchlint.probe]\ninput = [\"x:1x4\"]\n");
+  CHECK_FALSE(load_config(dir / "pyproject.toml", error));
+  CHECK(error.find("unknown setting") != std::string::npos);
+  write(dir / "torchlint.toml", "[probe]\ninputs = [\"x:1x4\"]\n");
+  auto plain = load_config(dir / "torchlint.toml", error);
+  REQUIRE_MESSAGE(plain, error);
+  CHECK(plain->probe.inputs == std::vector<std::string>{"x:1x4"});
+  fs::remove_all(dir);
+}

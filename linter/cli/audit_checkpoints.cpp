@@ -1,0 +1,395 @@
+#include "audit_checkpoints.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/checkpoint_rules.h"
+#include "checkpoint/inspector.h"
+#include "checkpoint/summary.h"
+#include "checkpoint/training_state.h"
+#include "core/glob.h"
+
+namespace torchlint::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Folders that hold no checkpoint of the project's own: VCS and tool state, virtualenvs,
+// dependencies, build output. Dot-folders and folders with a pyvenv.cfg are skipped too.
+constexpr std::array kSkippedDirectories = {
+    "__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv", "build", "dist",
+    "_build", "buck-out", "bazel-out", "target", "htmlcov",
+};
+
+bool skipped_directory(const fs::directory_entry& entry) {
+  std::string name = entry.path().filename().string();
+  if (name.starts_with(".")) return true;
+  if (std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end()) return true;
+  if (name.starts_with("build-") || name.starts_with("cmake-build-") || name.starts_with("bazel-")) return true;
+  std::error_code ec;
+  return fs::exists(entry.path() / "pyvenv.cfg", ec) || fs::exists(entry.path() / "conda-meta", ec);
+}
+
+// Text and media files are never read by torch.load; skipping them by name saves opening
+// every source file of a large repository. Everything else is decided by its bytes.
+bool never_a_checkpoint(const std::string& name) {
+  static const std::set<std::string> text = {
+      ".py", ".pyi", ".pyx", ".ipynb", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
+      ".jsonl", ".csv", ".tsv", ".html", ".htm", ".css", ".js", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu",
+      ".cuh", ".sh", ".bat", ".ps1", ".cmake", ".xml", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp",
+      ".tif", ".tiff", ".wav", ".mp3", ".mp4", ".lock", ".log", ".in", ".tex", ".bib", ".gitignore"};
+  std::string ext = fs::path(name).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text.contains(ext) || name == "LICENSE" || name == "Makefile" || name == "Dockerfile";
+}
+
+uint64_t le64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// The first bytes of every container torch.load, torch.jit.load or safetensors reads:
+// zip (torch.save >= 1.6, TorchScript), the PYTORCH1 preview, a mobile flatbuffer, a
+// binary pickle (legacy torch.save), a tar (torch <= 0.1), a safetensors header. A cheap
+// filter: the inspector decides.
+bool looks_like_checkpoint(const unsigned char* b, size_t n, uint64_t size) {
+  if (n >= 4 && std::memcmp(b, "PK\x03\x04", 4) == 0) return true;
+  if (n >= 8 && std::memcmp(b, "PYTORCH1", 8) == 0) return true;
+  if (n >= 8 && std::memcmp(b + 4, "PTMF", 4) == 0) return true;
+  if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return true;
+  if (n >= 262 && std::memcmp(b + 257, "ustar", 5) == 0) return true;
+  if (n >= 10) {
+    uint64_t header = le64(b);
+    if (header >= 2 && header <= 100'000'000 && header + 8 <= size && b[8] == '{') return true;
+  }
+  return false;
+}
+
+// Whether the audit keeps a file the inspector has read. Data files (NumPy, plain pickles,
+// other zips) count only when they are named like checkpoints; what the inspector cannot
+// place at all is left out, as `torchlint ckpt` leaves it out of a directory walk.
+bool keep(const ckpt::CheckpointFile& f) {
+  using ckpt::Format;
+  bool named = ckpt::has_checkpoint_extension(f.path);
+  // Found by its bytes alone and unreadable: a zip or pickle of something else, unless
+  // what could be read is already dangerous.
+  if (!named && f.fatal()) return ckpt::assess_file_safety(f).level == ckpt::SafetyLevel::kDangerous;
+  switch (f.format) {
+    case Format::kUnknown:
+    case Format::kEmpty:
+    case Format::kNpy:
+    case Format::kNpz: return false;
+    case Format::kZip:
+    case Format::kSevenZip:
+    case Format::kRawPickle: return named;
+    case Format::kLegacyTar: return named || !f.fatal();  // a tar of something else fails to read as torch's
+    default: return true;
+  }
+}
+
+// A Hugging Face Trainer `checkpoint-N/` (or any folder with separate optimizer and
+// scheduler files) is one checkpoint across its files.
+bool is_checkpoint_directory(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "trainer_state.json", ec)) return true;
+  for (const char* f : {"optimizer.pt", "optimizer.bin", "scheduler.pt", "scheduler.bin"}) {
+    if (fs::exists(dir / f, ec)) return true;
+  }
+  return false;
+}
+
+void read_trainer_state(const fs::path& file, ckpt::Checkpoint& cp) {
+  std::error_code ec;
+  auto size = fs::file_size(file, ec);
+  if (ec || size > (64u << 20)) return;
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;
+  cp.has_trainer_state = true;
+  if (j.contains("global_step") && j["global_step"].is_number_integer()) cp.trainer_global_step = j["global_step"].get<int64_t>();
+  if (j.contains("epoch") && j["epoch"].is_number()) cp.trainer_epoch = j["epoch"].get<double>();
+}
+
+struct Candidate {
+  fs::path path;
+  std::string display;
+};
+
+std::string join_display(const std::string& base, const fs::path& relative) {
+  std::string rel = relative.generic_string();
+  if (base.empty() || base == ".") return rel;
+  return (base.ends_with('/') ? base : base + "/") + rel;
+}
+
+class Walker {
+ public:
+  Walker(const CheckpointScanOptions& options, CheckpointScan& scan) : options_(options), scan_(scan) {}
+
+  // A file: sniffed unless `explicit_file` (given on the command line).
+  void file(const fs::path& path, const std::string& display, bool explicit_file) {
+    std::error_code ec;
+    uint64_t size = fs::file_size(path, ec);
+    if (ec || size == 0) return;
+    std::string name = path.filename().string();
+    if (!explicit_file) {
+      if (never_a_checkpoint(name)) return;
+      unsigned char head[512];
+      std::ifstream in(path, std::ios::binary);
+      if (!in) return;
+      in.read(reinterpret_cast<char*>(head), sizeof head);
+      size_t n = static_cast<size_t>(in.gcount());
+      if (!looks_like_checkpoint(head, n, size) && !ckpt::has_checkpoint_extension(name)) return;
+    }
+    if (options_.max_bytes && size > options_.max_bytes) {
+      scan_.notes.push_back(display + ": not inspected, " + report::human_size(size) + " is above the size limit (" +
+                            report::human_size(options_.max_bytes) + ", --max-checkpoint-size)");
+      return;
+    }
+    candidates_.push_back({path, display});
+  }
+
+  // A directory: walked without following directory symlinks.
+  void directory(const fs::path& root, const std::string& display_base, bool apply_exclude) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const auto& entry = *it;
+      std::error_code e2;
+      fs::path rel = entry.path().lexically_relative(root);
+      std::string relative = rel.generic_string();
+      if (entry.is_directory(e2)) {
+        if (entry.is_symlink(e2) || skipped_directory(entry) || (apply_exclude && excluded(relative))) {
+          it.disable_recursion_pending();
+        }
+        continue;
+      }
+      if (!entry.is_regular_file(e2) || (apply_exclude && excluded(relative))) continue;
+      file(entry.path(), join_display(display_base, rel), false);
+    }
+    if (ec) scan_.notes.push_back(display_base + ": the walk stopped early: " + ec.message());
+  }
+
+  void inspect() {
+    std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.display < b.display; });
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end(),
+                                  [](const Candidate& a, const Candidate& b) { return a.display == b.display; }),
+                      candidates_.end());
+    scan_.candidates = candidates_.size();
+    ckpt::InspectOptions inspect_options;  // structure only: tensor bytes are never read here
+    std::map<fs::path, std::vector<ckpt::CheckpointFile*>> grouped;
+    size_t done = 0;
+    for (const auto& c : candidates_) {
+      if (options_.progress) {
+        options_.progress("inspecting checkpoints " + std::to_string(++done) + "/" + std::to_string(candidates_.size()) + ": " +
+                          c.display);
+      }
+      std::string error;
+      auto file = ckpt::inspect_file(c.path.string(), c.display, inspect_options, error);
+      if (!file) {
+        scan_.notes.push_back(c.display + ": not inspected: " + error);
+        continue;
+      }
+      if (!keep(*file)) continue;
+      ckpt::CheckpointFile* f = file.get();
+      scan_.files.push_back(std::move(file));
+      fs::path dir = c.path.parent_path();
+      if (is_checkpoint_directory(dir)) {
+        grouped[dir].push_back(f);
+      } else {
+        ckpt::Checkpoint cp;
+        cp.display = f->display;
+        cp.files.push_back(f);
+        cp.roles.push_back("");
+        scan_.checkpoints.push_back(std::move(cp));
+      }
+    }
+    for (auto& [dir, files] : grouped) {
+      ckpt::Checkpoint cp;
+      std::string first = files.front()->display;
+      size_t slash = first.find_last_of('/');
+      cp.display = slash == std::string::npos ? std::string(".") : first.substr(0, slash);
+      cp.directory = true;
+      read_trainer_state(dir / "trainer_state.json", cp);
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        std::error_code e2;
+        std::string name = e.path().filename().string();
+        bool member = std::any_of(files.begin(), files.end(), [&](const ckpt::CheckpointFile* f) {
+          return fs::path(f->path).filename() == name;
+        });
+        if (e.is_regular_file(e2) && !member) cp.other_files.push_back(name);
+      }
+      std::sort(cp.other_files.begin(), cp.other_files.end());
+      for (ckpt::CheckpointFile* f : files) {
+        cp.files.push_back(f);
+        cp.roles.push_back(ckpt::role_from_filename(fs::path(f->path).filename().string()));
+      }
+      scan_.checkpoints.push_back(std::move(cp));
+    }
+    std::sort(scan_.checkpoints.begin(), scan_.checkpoints.end(),
+              [](const ckpt::Checkpoint& a, const ckpt::Checkpoint& b) { return a.display < b.display; });
+  }
+
+ private:
+  bool excluded(const std::string& relative) const {
+    return std::any_of(options_.exclude.begin(), options_.exclude.end(),
+                       [&](const std::string& p) { return path_matches(p, relative); });
+  }
+
+  const CheckpointScanOptions& options_;
+  CheckpointScan& scan_;
+  std::vector<Candidate> candidates_;
+};
+
+std::string training_text(const ckpt::Checkpoint& cp, const ckpt::TrainingState& t, std::string& detail) {
+  bool torchscript = std::any_of(cp.files.begin(), cp.files.end(), [](const ckpt::CheckpointFile* f) { return f->is_torchscript(); });
+  if (torchscript && t.weights.empty()) {
+    uint64_t bytes = 0, tensors = 0;
+    for (const auto* f : cp.files) {
+      tensors += f->tensors.size();
+      for (const auto& tensor : f->tensors) bytes += tensor.nbytes();
+    }
+    detail = "a scripted or traced model: " + ckpt::grouped(tensors) + " tensors, " + ckpt::human_bytes(bytes) +
+             " of weights and buffers";
+    return "TorchScript model";
+  }
+  if (t.weights.empty() && t.optimizers.empty() && t.schedulers.empty() && t.counters.empty()) {
+    detail = "no model weights or training state recognised";
+    return "no model weights recognised";
+  }
+  auto yes_no = [](bool b) { return b ? std::string("yes") : std::string("no"); };
+  detail = "weights " + yes_no(!t.weights.empty());
+  detail += ", optimizer " + (t.optimizers.empty() ? std::string("no") : "yes (" + t.optimizers.front().kind + ")");
+  detail += ", scheduler " + (t.schedulers.empty() ? std::string(t.schedule_hint ? "no (a schedule was in use)" : "no") : std::string("yes"));
+  detail += ", epoch/step " + (t.counters.empty() ? std::string("no") : "yes (" + t.counters.front().key + " = " + t.counters.front().value + ")");
+  if (!t.scalers.empty()) detail += ", AMP scaler yes";
+  if (!t.producer.empty()) detail += "; layout of " + t.producer;
+  if (t.training) {
+    if (t.resumable()) return "resumable training checkpoint";
+    std::vector<std::string> missing;
+    if (t.weights.empty()) missing.push_back("weights");
+    if (t.optimizers.empty()) missing.push_back("optimizer state");
+    if (t.schedule_hint && t.schedulers.empty()) missing.push_back("scheduler state");
+    if (t.counters.empty()) missing.push_back("epoch/step counter");
+    std::string m;
+    for (size_t i = 0; i < missing.size(); ++i) m += (i ? ", " : "") + missing[i];
+    return "training checkpoint, cannot resume: no " + m;
+  }
+  if (!t.weights.empty() && !t.weights.front().pickled_class.empty()) return "whole pickled model (" + t.weights.front().pickled_class + ")";
+  if (!t.weights.empty()) return "weights only";
+  return "training state without weights";
+}
+
+std::string safety_word(ckpt::SafetyLevel level) {
+  switch (level) {
+    case ckpt::SafetyLevel::kSafe: return "safe";
+    case ckpt::SafetyLevel::kNoCode: return "no code";
+    case ckpt::SafetyLevel::kNeedsTrust: return "needs trust";
+    case ckpt::SafetyLevel::kDangerous: return "dangerous";
+    case ckpt::SafetyLevel::kIncomplete: return "unknown";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+CheckpointScan scan_checkpoints(const CheckpointScanOptions& options) {
+  CheckpointScan scan;
+  Walker walker(options, scan);
+  walker.directory(".", ".", true);
+  for (const auto& [path, display] : options.extra) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+      walker.directory(path, display, false);
+    } else {
+      walker.file(path, display, true);
+    }
+  }
+  walker.inspect();
+  return scan;
+}
+
+std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled, const RuleRegistry& registry) {
+  std::vector<Diagnostic> out;
+  for (const auto& cp : scan.checkpoints) {
+    auto found = ckpt::run_checkpoint_rules(cp, checkpoint_rules(), [&](const std::string& code) {
+      auto index = registry.index_of(code);
+      return index && enabled.contains(*index);
+    });
+    for (auto& d : found) out.push_back(std::move(d));
+  }
+  std::sort(out.begin(), out.end(), diagnostic_less);
+  return out;
+}
+
+std::vector<report::CheckpointRow> checkpoint_rows(const CheckpointScan& scan, const std::vector<Diagnostic>& findings) {
+  std::vector<report::CheckpointRow> rows;
+  for (const auto& cp : scan.checkpoints) {
+    report::CheckpointRow row;
+    row.path = cp.display;
+    row.files = cp.files.size();
+    std::vector<std::string> formats;
+    std::set<std::string> displays{cp.display};
+    for (const auto* f : cp.files) {
+      row.bytes += f->size;
+      std::string name(ckpt::format_name(f->format));
+      if (std::find(formats.begin(), formats.end(), name) == formats.end()) formats.push_back(name);
+      displays.insert(f->display);
+      row.torchscript = row.torchscript || f->format == ckpt::Format::kTorchScript;
+    }
+    for (size_t i = 0; i < formats.size(); ++i) row.format += (i ? ", " : "") + formats[i];
+    if (cp.directory) row.format = "directory of " + std::to_string(cp.files.size()) + " files: " + row.format;
+    ckpt::TrainingState training = ckpt::analyze_training_state(cp);
+    row.training_state = training_text(cp, training, row.training_detail);
+    ckpt::Safety safety = ckpt::assess_checkpoint_safety(cp);
+    row.safety = safety_word(safety.level);
+    row.safety_detail = safety.text;
+    // The verdict is its own column: drop it from the front of the sentence.
+    for (const char* prefix : {"safe: ", "needs trust: ", "DANGEROUS: ", "unknown: "}) {
+      if (row.safety_detail.starts_with(prefix)) {
+        row.safety_detail.erase(0, std::strlen(prefix));
+        break;
+      }
+    }
+    for (const auto& d : findings) {
+      if (displays.contains(d.path) && std::find(row.codes.begin(), row.codes.end(), d.code) == row.codes.end()) {
+        row.codes.push_back(d.code);
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::optional<uint64_t> parse_size(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  double value = 0;
+  try {
+    value = std::stod(text.substr(0, i));
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(i);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6}, {"mib", 1048576.0},
+      {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1e12}, {"tib", 1099511627776.0}};
+  auto it = units.find(unit);
+  if (it == units.end() || value < 0) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
+}
+
+}  // namespace torchlint::cli

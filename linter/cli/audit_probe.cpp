@@ -1,0 +1,302 @@
+#include "audit_probe.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/glob.h"
+
+extern char** environ;
+
+namespace torchlint::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+std::string read_file(const fs::path& p, size_t limit) {
+  std::ifstream in(p, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.size() > limit) text = text.substr(text.size() - limit);
+  return text;
+}
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  size_t nl = text.find_last_of('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+struct Exit {
+  int code = -1;
+  bool timed_out = false;
+  std::string error;  // could not start it
+};
+
+// Runs argv with stdout to /dev/null and stderr to `stderr_file`, killing it after
+// `timeout_seconds`. No shell: the arguments are passed as they are.
+Exit run_process(const std::vector<std::string>& argv, const fs::path& stderr_file, int timeout_seconds) {
+  Exit result;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    result.error = std::string("cannot start ") + argv[0] + ": " + std::strerror(rc);
+    return result;
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  int status = 0;
+  for (;;) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      result.error = std::string("waiting for the probe failed: ") + std::strerror(errno);
+      return result;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      result.timed_out = true;
+      return result;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (WIFEXITED(status)) {
+    result.code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.error = "the probe was killed by signal " + std::to_string(WTERMSIG(status));
+  }
+  return result;
+}
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+// Which probe check reports which rule.
+const std::vector<std::pair<std::string, std::string>>& check_rules() {
+  static const std::vector<std::pair<std::string, std::string>> map = {
+      {"amp", "TL901"}, {"memory", "TL902"}, {"benchmark", "TL903"}, {"export", "TL904"},
+      {"determinism", "TL905"}, {"mode", "TL906"}, {"finite", "TL907"}, {"latency", "TL908"}};
+  return map;
+}
+
+}  // namespace
+
+std::string find_probe_binary(const std::optional<std::string>& flag) {
+  if (flag) return executable(*flag) ? fs::absolute(*flag).string() : std::string();
+  if (const char* env = std::getenv("TORCHLINT_PROBE"); env && *env) return executable(env) ? fs::absolute(env).string() : std::string();
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / "torchlint-probe";
+    if (executable(beside)) return beside.string();
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    std::string dir;
+    while (std::getline(ss, dir, ':')) {
+      if (dir.empty()) continue;
+      fs::path candidate = fs::path(dir) / "torchlint-probe";
+      if (executable(candidate)) return candidate.string();
+    }
+  }
+  return {};
+}
+
+report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const ProbeRunOptions& options) {
+  report::ProbeSection section;
+  section.requested = true;
+  if (!options.inputs.empty()) {
+    section.inputs = options.inputs;
+    section.inputs_source = "--probe-input";
+  } else if (!options.config.inputs.empty()) {
+    section.inputs = options.config.inputs;
+    section.inputs_source = options.config_name + " [tool.torchlint.probe]";
+  }
+  section.binary = find_probe_binary(options.binary);
+
+  std::vector<const ProbeTarget*> selected;
+  for (const auto& m : models) {
+    bool wanted = options.config.models.empty() ||
+                  std::any_of(options.config.models.begin(), options.config.models.end(),
+                              [&](const std::string& g) { return path_matches(g, m.display); });
+    if (wanted) selected.push_back(&m);
+  }
+  if (selected.empty()) {
+    section.note = models.empty() ? "No TorchScript model was found in the repository: nothing to probe."
+                                  : "No TorchScript model matches `models` of [tool.torchlint.probe]: nothing probed.";
+    return section;
+  }
+  auto skip_all = [&](const std::string& why) {
+    section.note = why;
+    for (const ProbeTarget* m : selected) section.models.push_back({m->display, "skipped", -1, why, nullptr});
+  };
+  if (section.binary.empty()) {
+    skip_all(options.binary ? "torchlint-probe was not found at " + *options.binary + ": the models were not probed."
+                            : "torchlint-probe was not found (it is built when CMake finds LibTorch; looked beside torchlint, "
+                              "in $TORCHLINT_PROBE and on PATH; or pass --probe-binary): the models were not probed.");
+    return section;
+  }
+  if (section.inputs.empty()) {
+    skip_all("No input spec: set `inputs = [\"x:1x3x224x224:float32\"]` in [tool.torchlint.probe] or pass --probe-input; "
+             "the models were not probed.");
+    return section;
+  }
+
+  char pattern[] = "/tmp/torchlint-audit-probe-XXXXXX";
+  std::string tmp_base = std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp";
+  std::string templ = tmp_base + "/torchlint-audit-probe-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  char* dir = mkdtemp(buf.data());
+  if (!dir) dir = mkdtemp(pattern);
+  if (!dir) {
+    skip_all(std::string("cannot create a temporary directory for the probe's reports: ") + std::strerror(errno));
+    return section;
+  }
+  fs::path work(dir);
+  int timeout = options.config.timeout_seconds > 0 ? static_cast<int>(options.config.timeout_seconds) : options.timeout_seconds;
+
+  size_t index = 0;
+  for (const ProbeTarget* m : selected) {
+    ++index;
+    report::ProbeModel result{m->display, "skipped", -1, {}, nullptr};
+    if (!m->trusted) {
+      result.note = "not run: " + m->why_not;
+      section.models.push_back(std::move(result));
+      continue;
+    }
+    if (options.progress) {
+      options.progress("probing model " + std::to_string(index) + "/" + std::to_string(selected.size()) + ": " + m->display);
+    }
+    fs::path json_file = work / ("report-" + std::to_string(index) + ".json");
+    fs::path err_file = work / ("stderr-" + std::to_string(index) + ".txt");
+    std::vector<std::string> argv = {section.binary, fs::absolute(m->path).string(), "--output-format", "json",
+                                     "-o", json_file.string()};
+    for (const auto& spec : section.inputs) {
+      argv.push_back("--input");
+      argv.push_back(spec);
+    }
+    if (!options.config.batch_sizes.empty()) {
+      std::vector<std::string> sizes;
+      for (auto b : options.config.batch_sizes) sizes.push_back(std::to_string(b));
+      argv.push_back("--batch-sizes");
+      argv.push_back(join(sizes, ","));
+    }
+    if (!options.config.checks.empty()) {
+      argv.push_back("--checks");
+      argv.push_back(join(options.config.checks, ","));
+    }
+    if (!options.config.device.empty()) {
+      argv.push_back("--device");
+      argv.push_back(options.config.device);
+    }
+    if (!options.config.memory_budget.empty()) {
+      argv.push_back("--memory-budget");
+      argv.push_back(options.config.memory_budget);
+    }
+    Exit exit = run_process(argv, err_file, timeout);
+    result.exit_code = exit.code;
+    std::error_code ec;
+    if (fs::exists(json_file, ec)) {
+      auto parsed = nlohmann::ordered_json::parse(read_file(json_file, 256u << 20), nullptr, false);
+      if (!parsed.is_discarded() && parsed.is_object()) result.report = std::move(parsed);
+    }
+    if (!exit.error.empty()) {
+      result.status = "failed";
+      result.note = exit.error;
+    } else if (exit.timed_out) {
+      result.status = "timed out";
+      result.note = "stopped after " + std::to_string(timeout) + " s (set `timeout` in [tool.torchlint.probe])";
+    } else if (result.report.is_null()) {
+      result.status = "failed";
+      std::string err = last_line(read_file(err_file, 4096));
+      result.note = "exit " + std::to_string(exit.code) + ", no report" + (err.empty() ? std::string() : ": " + err);
+    } else if (result.report.contains("fatal") && result.report["fatal"].is_string()) {
+      result.status = "failed";
+      result.note = "could not be probed: " + result.report["fatal"].get<std::string>();
+    } else {
+      result.status = "probed";
+    }
+    section.models.push_back(std::move(result));
+  }
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  return section;
+}
+
+std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled, const RuleRegistry& registry) {
+  std::vector<Diagnostic> out;
+  for (const auto& m : probe.models) {
+    if (m.status != "probed" || !m.report.contains("findings") || !m.report["findings"].is_array()) continue;
+    for (const auto& f : m.report["findings"]) {
+      if (!f.is_object() || !f.contains("code") || !f["code"].is_string()) continue;
+      std::string code = f["code"].get<std::string>();
+      if (code == "TL908") continue;  // the latency figures: shown with the probe's charts
+      const RuleInfo* rule = registry.find(code);
+      auto index = rule ? registry.index_of(rule->code) : std::nullopt;
+      if (!rule || !index || !enabled.contains(*index)) continue;
+      Diagnostic d;
+      d.code = rule->code;
+      d.name = rule->name;
+      d.severity = rule->severity;
+      std::string severity = f.value("severity", std::string());
+      if (severity == "error") d.severity = Severity::kError;
+      if (severity == "warning") d.severity = Severity::kWarning;
+      if (severity == "info") d.severity = Severity::kInfo;
+      d.message = f.value("message", std::string());
+      std::string check = f.value("check", std::string());
+      if (!check.empty()) d.message = "probe check `" + check + "`: " + d.message;
+      d.path = m.path;
+      out.push_back(std::move(d));
+    }
+  }
+  std::sort(out.begin(), out.end(), diagnostic_less);
+  return out;
+}
+
+std::set<std::string> probe_rules_not_run(const report::ProbeSection& probe) {
+  std::set<std::string> not_run;
+  for (const auto& [check, code] : check_rules()) {
+    bool ran = false;
+    for (const auto& m : probe.models) {
+      if (m.status != "probed") continue;
+      const auto& checks = m.report.contains("checks") ? m.report["checks"] : nlohmann::ordered_json();
+      if (!checks.is_object() || !checks.contains(check)) continue;
+      std::string status = checks[check].value("status", std::string());
+      ran = ran || status == "passed" || status == "failed";
+    }
+    if (!ran) not_run.insert(code);
+  }
+  return not_run;
+}
+
+}  // namespace torchlint::cli

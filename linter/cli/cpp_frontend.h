@@ -1,0 +1,31 @@
+#pragma once
+// `torchlint check` and C++: C++ sources are linted by the separate torchlint-cpp
+// executable (Clang LibTooling; torchlint itself never loads Clang). This runs it on the
+// discovered C++ files and merges its JSON findings into the outcome.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/discovery.h"
+#include "core/lint_session.h"
+#include "core/registry.h"
+#include "core/rule_selection.h"
+
+namespace torchlint::cli {
+
+// Extensions of C++ files: sources are found in directories; headers only when named.
+bool is_cpp_source(const std::string& path);
+bool is_cpp_file(const std::string& path);
+
+// Moves the C++ files out of `files` (explicitly named ones land there whatever their
+// extension) and adds the C++ sources under the directories of `inputs`.
+std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files, const std::vector<std::string>& inputs,
+                                            DiscoveryOptions discovery);
+
+// Runs torchlint-cpp (beside this executable, then on PATH; TORCHLINT_CPP overrides) on
+// `files` and merges its findings. Without torchlint-cpp it says so once on stderr.
+void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegistry& registry, const RuleSet& enabled,
+                      const std::vector<std::pair<std::string, std::vector<std::string>>>& per_file_ignores, unsigned jobs,
+                      LintOutcome& outcome);
+
+}  // namespace torchlint::cli

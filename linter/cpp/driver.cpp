@@ -1,0 +1,364 @@
+#include "driver.h"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/Lexer.h>
+#include <clang/Tooling/ArgumentsAdjusters.h>
+#include <clang/Tooling/CompilationDatabase.h>
+#include <clang/Tooling/JSONCompilationDatabase.h>
+#include <clang/Tooling/Tooling.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/lint_session.h"
+#include "nolint.h"
+#include "rule.h"
+
+#ifndef TORCHLINT_CLANG_RESOURCE_DIR
+#define TORCHLINT_CLANG_RESOURCE_DIR ""
+#endif
+
+namespace torchlint::cpp {
+
+namespace fs = std::filesystem;
+using namespace clang;
+
+void Context::report(std::string_view code, SourceRange range, std::string message) {
+  SourceLocation b = sm_.getExpansionLoc(range.getBegin());
+  SourceLocation e = sm_.getExpansionLoc(range.getEnd());
+  if (b.isInvalid() || !sm_.isInMainFile(b)) return;
+  unsigned begin = sm_.getFileOffset(b);
+  unsigned end = begin;
+  if (e.isValid() && sm_.isInMainFile(e)) {
+    // The end of a token range: past its last token.
+    unsigned last = sm_.getFileOffset(e);
+    unsigned len = Lexer::MeasureTokenLength(e, sm_, ast_.getLangOpts());
+    end = std::max(begin, last + len);
+  }
+  findings_.push_back({std::string(code), begin, end, std::move(message)});
+}
+
+std::string default_resource_dir() { return TORCHLINT_CLANG_RESOURCE_DIR; }
+
+std::vector<std::string> cpp_rule_codes() {
+  std::vector<std::string> out;
+  for (const auto& e : cpp_rules()) out.push_back(e.code);
+  return out;
+}
+
+const std::vector<std::string>& cpp_extensions() {
+  static const std::vector<std::string> exts = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx"};
+  return exts;
+}
+
+namespace {
+
+// What clang says about one TU: the first error, located in the main file where possible
+// (an error inside a header is reported at the #include that leads to it).
+class ErrorCollector : public DiagnosticConsumer {
+ public:
+  void HandleDiagnostic(DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < DiagnosticsEngine::Error || !first_error.empty()) return;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    first_error = std::string(text.str());
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      const SourceManager& sm = info.getSourceManager();
+      SourceLocation loc = sm.getExpansionLoc(info.getLocation());
+      if (!sm.isInMainFile(loc)) {
+        if (auto* entry = sm.getFileEntryForID(sm.getFileID(loc))) where = std::string(entry->getName());
+      }
+      for (int depth = 0; loc.isValid() && !sm.isInMainFile(loc) && depth < 64; ++depth) {
+        loc = sm.getExpansionLoc(sm.getIncludeLoc(sm.getFileID(loc)));
+      }
+      if (loc.isValid() && sm.isInMainFile(loc)) offset = sm.getFileOffset(loc);
+    }
+  }
+  std::string first_error;
+  std::string where;  // the header the error is in, if not the main file
+  unsigned offset = 0;
+};
+
+class LintConsumer : public ASTConsumer {
+ public:
+  LintConsumer(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
+  void HandleTranslationUnit(ASTContext& ast) override {
+    SourceManager& sm = ast.getSourceManager();
+    // Only the main file's declarations are visited: LibTorch's headers are ~100k
+    // declarations that no rule looks at (clangd does the same).
+    std::vector<Decl*> scope;
+    for (Decl* d : ast.getTranslationUnitDecl()->decls()) {
+      if (sm.isInMainFile(sm.getExpansionLoc(d->getLocation()))) scope.push_back(d);
+    }
+    ast.setTraversalScope(scope);
+    Context ctx(ast);
+    ast_matchers::MatchFinder finder;
+    std::vector<std::unique_ptr<Rule>> rules;
+    for (const auto& entry : cpp_rules()) {
+      if (!enabled_.contains(entry.code)) continue;
+      rules.push_back(entry.make(ctx));
+      rules.back()->register_matchers(finder);
+    }
+    if (!scope.empty()) finder.matchAST(ast);
+    for (auto& r : rules) r->finish();
+    out_ = std::move(ctx.findings());
+  }
+
+ private:
+  const std::set<std::string>& enabled_;
+  std::vector<RawFinding>& out_;
+};
+
+class LintAction : public ASTFrontendAction {
+ public:
+  LintAction(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
+    return std::make_unique<LintConsumer>(enabled_, out_);
+  }
+
+ private:
+  const std::set<std::string>& enabled_;
+  std::vector<RawFinding>& out_;
+};
+
+class LintActionFactory : public tooling::FrontendActionFactory {
+ public:
+  LintActionFactory(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(enabled_, out_); }
+
+ private:
+  const std::set<std::string>& enabled_;
+  std::vector<RawFinding>& out_;
+};
+
+// compile_commands.json in the file's directory or a parent (also in a `build/` folder
+// beside it, where CMake users put it).
+std::optional<fs::path> find_database_dir(const fs::path& file) {
+  std::error_code ec;
+  for (fs::path dir = file.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "compile_commands.json", ec)) return dir;
+    if (fs::is_regular_file(dir / "build" / "compile_commands.json", ec)) return dir / "build";
+    if (dir == dir.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+// LibTorch's include directories, for files without a compile command.
+std::vector<std::string> torch_include_args(std::string& found) {
+  std::vector<std::string> roots;
+  if (const char* env = std::getenv("TORCH_INCLUDE_DIRS")) {
+    std::string s = env;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t colon = s.find(':', start);
+      if (colon == std::string::npos) colon = s.size();
+      if (colon > start) roots.push_back(s.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
+  if (const char* lt = std::getenv("LIBTORCH")) roots.push_back(std::string(lt) + "/include");
+  for (const char* r : {"/usr/include", "/usr/local/include", "/opt/libtorch/include", "/usr/local/libtorch/include"}) roots.push_back(r);
+  std::vector<std::string> args;
+  std::error_code ec;
+  for (const auto& root : roots) {
+    fs::path api = fs::path(root) / "torch/csrc/api/include";
+    if (!fs::is_regular_file(api / "torch/torch.h", ec)) continue;
+    args.push_back("-I" + api.string());
+    if (root != "/usr/include" && root != "/usr/local/include") args.push_back("-I" + root);
+    found = root;
+    break;
+  }
+  return args;
+}
+
+struct FileJob {
+  std::string path;     // as given (display)
+  std::string absolute;
+  tooling::CompilationDatabase* db = nullptr;
+};
+
+}  // namespace
+
+CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& registry) {
+  CppLintResult result;
+  std::string resource_dir = options.resource_dir.empty() ? default_resource_dir() : options.resource_dir;
+  std::error_code ec;
+  if (!resource_dir.empty() && !fs::is_directory(fs::path(resource_dir) / "include", ec)) {
+    result.notes.push_back("Clang resource directory " + resource_dir +
+                           " has no include/ (is clang-14's libclang-common-14-dev installed?); builtin headers may be missing");
+  }
+
+  // Compilation databases: one per directory, loaded once.
+  std::map<std::string, std::unique_ptr<tooling::CompilationDatabase>> databases;
+  std::unique_ptr<tooling::CompilationDatabase> fallback;
+  std::vector<std::string> without_db;
+  std::vector<FileJob> jobs;
+  auto load = [&](const fs::path& dir, std::string& error) -> tooling::CompilationDatabase* {
+    std::string key = dir.string();
+    auto it = databases.find(key);
+    if (it != databases.end()) return it->second.get();
+    auto db = tooling::JSONCompilationDatabase::loadFromFile((dir / "compile_commands.json").string(), error,
+                                                             tooling::JSONCommandLineSyntax::AutoDetect);
+    if (!db) return nullptr;
+    auto inferred = tooling::inferMissingCompileCommands(std::move(db));
+    return (databases[key] = std::move(inferred)).get();
+  };
+  std::optional<fs::path> given_dir;
+  if (options.build_dir) {
+    given_dir = fs::absolute(*options.build_dir, ec);
+    if (!fs::is_regular_file(*given_dir / "compile_commands.json", ec)) {
+      result.errors.push_back({*options.build_dir, "no compile_commands.json in this directory (-p); configure the build with "
+                                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
+      return result;
+    }
+  }
+  for (const auto& f : options.files) {
+    FileJob job;
+    job.path = f;
+    job.absolute = fs::absolute(f, ec).lexically_normal().string();
+    if (!fs::is_regular_file(job.absolute, ec)) {
+      result.errors.push_back({f, fs::exists(job.absolute, ec) ? "not a regular file" : "no such file"});
+      continue;
+    }
+    std::optional<fs::path> dir = given_dir ? given_dir : find_database_dir(job.absolute);
+    if (dir) {
+      std::string error;
+      job.db = load(*dir, error);
+      if (!job.db) {
+        result.errors.push_back({f, "cannot read " + (*dir / "compile_commands.json").string() + ": " + error});
+        continue;
+      }
+    } else {
+      without_db.push_back(f);
+    }
+    jobs.push_back(std::move(job));
+  }
+  if (!without_db.empty()) {
+    std::string found;
+    std::vector<std::string> args = {"-std=c++17", "-xc++"};
+    auto torch = torch_include_args(found);
+    args.insert(args.end(), torch.begin(), torch.end());
+    fallback = std::make_unique<tooling::FixedCompilationDatabase>(".", args);
+    std::string flags;
+    for (const auto& a : args) flags += " " + a;
+    result.notes.push_back("no compile_commands.json found for " + std::to_string(without_db.size()) +
+                           (without_db.size() == 1 ? " file" : " files") + " (e.g. " + without_db.front() +
+                           ") in its directory or above; pass -p BUILD_DIR or configure with "
+                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON. Linting with:" + flags +
+                           (found.empty() ? " (LibTorch headers not found; set TORCH_INCLUDE_DIRS)" : ""));
+    for (auto& j : jobs) {
+      if (!j.db) j.db = fallback.get();
+    }
+  }
+
+  struct Slot {
+    std::vector<RawFinding> findings;
+    std::string error;
+    std::string error_where;
+    unsigned error_offset = 0;
+    bool failed = false;
+  };
+  std::vector<Slot> slots(jobs.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < jobs.size(); i = next.fetch_add(1)) {
+      const FileJob& job = jobs[i];
+      tooling::ClangTool tool(*job.db, {job.absolute});
+      tool.setPrintErrorMessage(false);
+      ErrorCollector diags;
+      tool.setDiagnosticConsumer(&diags);
+      tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
+      tool.appendArgumentsAdjuster(tooling::getClangStripOutputAdjuster());
+      tool.appendArgumentsAdjuster(tooling::getClangStripDependencyFileAdjuster());
+      std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments", "-fno-caret-diagnostics"};
+      extra.insert(extra.end(), options.extra_args.begin(), options.extra_args.end());
+      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(extra, tooling::ArgumentInsertPosition::END));
+      if (!resource_dir.empty()) {
+        tool.appendArgumentsAdjuster([resource_dir](const tooling::CommandLineArguments& args, llvm::StringRef) {
+          for (const auto& a : args) {
+            if (llvm::StringRef(a).startswith("-resource-dir")) return args;
+          }
+          tooling::CommandLineArguments out = args;
+          out.insert(out.begin() + (out.empty() ? 0 : 1), "-resource-dir=" + resource_dir);
+          return out;
+        });
+      }
+      LintActionFactory factory(options.enabled, slots[i].findings);
+      int rc = tool.run(&factory);
+      if (rc != 0 || diags.getNumErrors() > 0) {
+        slots[i].failed = true;
+        slots[i].error = diags.first_error.empty() ? "clang could not run the compile command" : diags.first_error;
+        slots[i].error_where = diags.where;
+        slots[i].error_offset = diags.offset;
+      }
+    }
+  };
+  unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  n = static_cast<unsigned>(std::min<size_t>(n, std::max<size_t>(jobs.size(), 1)));
+  if (n <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < n; ++t) threads.emplace_back(work);
+    for (auto& t : threads) t.join();
+  }
+
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const FileJob& job = jobs[i];
+    Slot& slot = slots[i];
+    std::string error;
+    auto source = SourceFile::read(job.absolute, error, job.path);
+    if (!source) {
+      result.errors.push_back({job.path, error});
+      continue;
+    }
+    ++result.files_linted;
+    auto file = std::make_shared<const SourceFile>(std::move(*source));
+    std::vector<Diagnostic> diagnostics;
+    auto make = [&](const std::string& code, unsigned begin, unsigned end, std::string message) {
+      Diagnostic d;
+      d.code = code;
+      if (const RuleInfo* info = registry.find(code)) {
+        d.name = info->name;
+        d.severity = info->severity;
+      }
+      d.message = std::move(message);
+      d.path = job.path;
+      d.start_byte = std::min<unsigned>(begin, static_cast<unsigned>(file->text().size()));
+      d.end_byte = std::min<unsigned>(std::max(end, begin), static_cast<unsigned>(file->text().size()));
+      d.start.line = 0;
+      resolve_positions(*file, d);
+      d.statement_first_line = d.statement_last_line = d.start.line;
+      diagnostics.push_back(std::move(d));
+    };
+    if (slot.failed && options.enabled.contains(kParseErrorCode)) {
+      std::string where = slot.error_where.empty() ? "" : " (in " + slot.error_where + ")";
+      make(kParseErrorCode, slot.error_offset, slot.error_offset,
+           "clang could not compile this file, C++ findings may be partial: " + slot.error + where);
+    }
+    std::set<std::pair<std::string, unsigned>> seen;  // template instantiations repeat matches
+    for (auto& f : slot.findings) {
+      if (!seen.insert({f.code, f.begin}).second) continue;
+      make(f.code, f.begin, f.end, std::move(f.message));
+    }
+    NolintScan nolint = scan_nolint(file->text());
+    std::erase_if(diagnostics, [&](const Diagnostic& d) { return is_suppressed(d, nolint.ranges); });
+    for (const auto& [line, message] : nolint.problems) {
+      result.notes.push_back(job.path + ":" + std::to_string(line) + ": " + message);
+    }
+    if (!diagnostics.empty()) result.sources.emplace(job.path, file);
+    for (auto& d : diagnostics) result.diagnostics.push_back(std::move(d));
+  }
+  std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);
+  return result;
+}
+
+}  // namespace torchlint::cpp

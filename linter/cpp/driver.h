@@ -1,0 +1,43 @@
+#pragma once
+// torchlint-cpp's engine: finds each file's compile command, parses the files with Clang
+// (in parallel), runs the C++ rules on the main file's declarations and returns findings
+// with suppressions applied. No Clang type appears here, so main.cpp stays a plain TU.
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/registry.h"
+
+namespace torchlint::cpp {
+
+struct CppLintOptions {
+  std::vector<std::string> files;
+  std::optional<std::string> build_dir;  // -p: where compile_commands.json is
+  unsigned jobs = 0;                     // 0: all cores
+  std::set<std::string> enabled;         // rule codes to run (TL000 included when selected)
+  std::vector<std::string> extra_args;   // appended to every compile command
+  std::string resource_dir;              // Clang's builtin headers; empty: the built-in default
+};
+
+struct CppLintResult {
+  std::vector<Diagnostic> diagnostics;  // sorted
+  std::vector<FileError> errors;
+  std::vector<std::string> notes;  // said once each (missing database, fallback flags)
+  size_t files_linted = 0;
+  std::unordered_map<std::string, std::shared_ptr<const SourceFile>> sources;
+};
+
+CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& registry);
+
+// The Clang resource directory this build was configured with.
+std::string default_resource_dir();
+// The codes of the C++ rules of this build.
+std::vector<std::string> cpp_rule_codes();
+// The extensions torchlint-cpp lints.
+const std::vector<std::string>& cpp_extensions();
+
+}  // namespace torchlint::cpp

@@ -1,0 +1,125 @@
+// torchlint-cpp: lints LibTorch C++ sources with Clang LibTooling and prints findings in
+// torchlint's formats (`torchlint check` runs it with --output-format json and merges).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "all_rules.h"
+#include "core/lint_session.h"
+#include "core/rule_selection.h"
+#include "driver.h"
+#include "report/report.h"
+
+namespace {
+
+std::vector<std::string> split(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      std::string s = item.substr(start, comma - start);
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+      if (!s.empty()) out.push_back(s);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace torchlint;
+  CLI::App app{"torchlint-cpp: lint LibTorch C++ training code (Clang LibTooling)"};
+  app.set_version_flag("--version", std::string("torchlint-cpp ") + TORCHLINT_VERSION);
+  cpp::CppLintOptions options;
+  std::vector<std::string> select, ignore;
+  std::string build_dir, output_format = "full";
+  bool exit_zero = false, list = false;
+  app.add_option("files", options.files, "C++ source files (.cpp .cc .cxx; headers when named)");
+  app.add_option("-p,--build-path", build_dir, "Directory with compile_commands.json (default: the files' directories and parents)");
+  app.add_option("-j,--jobs", options.jobs, "Translation units in parallel (default: all cores)");
+  app.add_option("--select", select, "Rules to run: codes, prefixes (TL1), names, ALL")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--ignore", ignore, "Rules not to run")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--extra-arg", options.extra_args, "Argument appended to every compile command")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--resource-dir", options.resource_dir, "Clang resource directory (default: " + cpp::default_resource_dir() + ")");
+  app.add_option("--output-format", output_format, "full, concise, json, jsonl, sarif, github, gitlab");
+  app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
+  app.add_flag("--list-rules", list, "List the C++ rules and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  RuleRegistry registry;
+  register_all_rules(registry);
+  std::set<std::string> cpp_codes = {kParseErrorCode};
+  for (const auto& c : cpp::cpp_rule_codes()) cpp_codes.insert(c);
+  if (list) {
+    for (const auto& r : registry.rules()) {
+      if (cpp_codes.contains(r.code)) std::cout << r.code << "  " << r.name << '\n';
+    }
+    return 0;
+  }
+  const report::Format* format = report::find_format(output_format);
+  if (!format) {
+    std::cerr << "torchlint-cpp: error: unknown output format `" << output_format << "`\n";
+    return 2;
+  }
+  SelectionLayer layer;
+  if (!select.empty()) layer.select = split(select);
+  layer.ignore = split(ignore);
+  std::vector<std::string> unknown;
+  RuleSet enabled = resolve_selection(registry, {layer}, unknown);
+  if (!unknown.empty()) {
+    std::cerr << "torchlint-cpp: error: unknown rule selector `" << unknown.front() << "`\n";
+    return 2;
+  }
+  for (size_t i = 0; i < registry.rules().size(); ++i) {
+    if (enabled.contains(i) && cpp_codes.contains(registry.rules()[i].code)) options.enabled.insert(registry.rules()[i].code);
+  }
+  if (!build_dir.empty()) options.build_dir = build_dir;
+  if (options.files.empty()) {
+    std::cerr << "torchlint-cpp: error: no files given\n";
+    return 2;
+  }
+
+  cpp::CppLintResult result;
+  try {
+    result = cpp::lint_cpp(options, registry);
+  } catch (const std::exception& e) {
+    std::cerr << "torchlint-cpp: internal error: " << e.what() << '\n';
+    return 2;
+  }
+  for (const auto& n : result.notes) std::cerr << "torchlint-cpp: note: " << n << '\n';
+
+  LintOutcome outcome;
+  outcome.diagnostics = std::move(result.diagnostics);
+  outcome.errors = std::move(result.errors);
+  outcome.files_linted = result.files_linted;
+  outcome.sources = std::move(result.sources);
+  int exit_code = !outcome.errors.empty() ? 2 : (!outcome.diagnostics.empty() && !exit_zero ? 1 : 0);
+  report::ReportContext ctx{outcome, registry, !format->machine_readable && isatty(STDOUT_FILENO)};
+  ctx.enabled = &enabled;
+  ctx.checklist = &builtin_checklist();
+  std::error_code ec;
+  ctx.source_root = std::filesystem::current_path(ec).generic_string();
+  if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
+  ctx.exit_code = exit_code;
+  ctx.automation_id = "torchlint/cpp/";
+  format->write(std::cout, ctx);
+  // One line per file error, in a form `torchlint check` reads back.
+  for (const auto& e : outcome.errors) std::cerr << "torchlint-cpp: error: " << e.path << ": " << e.message << '\n';
+  return exit_code;
+}

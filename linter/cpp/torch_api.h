@@ -1,0 +1,361 @@
+#pragma once
+// What the C++ rules know about LibTorch (1.13 and later): the declarations they match
+// on, by qualified name of the declaration (aliases such as torch::NoGradGuard resolve
+// to c10::NoGradGuard), and small AST helpers shared by the rules. Header-only: the
+// rules are compiled as one translation unit.
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+#include <clang/AST/StmtCXX.h>
+
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rule.h"
+
+namespace torchlint::cpp::api {
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+// ---- classes ----
+inline DeclarationMatcher optimizer_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::optim::Optimizer")); }
+inline DeclarationMatcher scheduler_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::optim::LRScheduler")); }
+inline DeclarationMatcher module_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::Module")); }
+inline DeclarationMatcher module_holder_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::ModuleHolder")); }
+inline DeclarationMatcher tensor_class() { return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase")); }
+
+// `obj.name(...)` / `obj->name(...)` where obj is (a pointer to) a `cls`.
+inline internal::BindableMatcher<Stmt> member_call(llvm::StringRef name, const DeclarationMatcher& cls) {
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasName(name))), thisPointerType(cls));
+}
+inline internal::BindableMatcher<Stmt> optimizer_call(llvm::StringRef name) { return member_call(name, optimizer_class()); }
+inline internal::BindableMatcher<Stmt> module_call(llvm::StringRef name) { return member_call(name, module_class()); }
+
+// `loss.backward()` and `torch::autograd::backward({loss})`.
+inline internal::BindableMatcher<Stmt> backward_call() {
+  return callExpr(callee(functionDecl(anyOf(cxxMethodDecl(hasName("backward"), ofClass(tensor_class())),
+                                            hasName("::torch::autograd::backward")))));
+}
+
+// A forward pass: `model->forward(x)`, `model.forward(x)`, `model(x)` (ModuleHolder).
+inline internal::BindableMatcher<Stmt> forward_call() {
+  return expr(anyOf(module_call("forward"),
+                    cxxOperatorCallExpr(hasOverloadedOperatorName("()"), hasArgument(0, expr(hasType(module_holder_class()))))));
+}
+
+// ---- objects ----
+
+// The variable, parameter or field an object expression names, through `->`, `*`, `&`
+// and ModuleHolder/shared_ptr operators: `model`, `model->`, `*model`, `this->net`.
+inline const ValueDecl* object_decl(const Expr* e) {
+  for (int depth = 0; e && depth < 8; ++depth) {
+    e = e->IgnoreParenImpCasts();
+    if (auto* t = dyn_cast<MaterializeTemporaryExpr>(e)) {
+      e = t->getSubExpr();
+      continue;
+    }
+    if (auto* op = dyn_cast<CXXOperatorCallExpr>(e)) {
+      auto k = op->getOperator();
+      if ((k == OO_Arrow || k == OO_Star || k == OO_Call) && op->getNumArgs() >= 1) {
+        e = op->getArg(0);
+        continue;
+      }
+      return nullptr;
+    }
+    if (auto* u = dyn_cast<UnaryOperator>(e)) {
+      if (u->getOpcode() == UO_Deref || u->getOpcode() == UO_AddrOf) {
+        e = u->getSubExpr();
+        continue;
+      }
+      return nullptr;
+    }
+    if (auto* ref = dyn_cast<DeclRefExpr>(e)) return ref->getDecl();
+    if (auto* m = dyn_cast<MemberExpr>(e)) return m->getMemberDecl();
+    return nullptr;
+  }
+  return nullptr;
+}
+
+inline const ValueDecl* call_object(const CallExpr* call) {
+  if (auto* m = dyn_cast<CXXMemberCallExpr>(call)) return object_decl(m->getImplicitObjectArgument());
+  if (auto* op = dyn_cast<CXXOperatorCallExpr>(call); op && op->getNumArgs() >= 1) return object_decl(op->getArg(0));
+  return nullptr;
+}
+
+// The module class behind a type: NetImpl for `Net` (ModuleHolder<NetImpl>),
+// `std::shared_ptr<NetImpl>`, `NetImpl&`; null when it is not a module.
+inline const CXXRecordDecl* module_impl(QualType t) {
+  t = t.getNonReferenceType();
+  if (t->isPointerType()) t = t->getPointeeType();
+  const CXXRecordDecl* rd = t->getAsCXXRecordDecl();
+  for (int depth = 0; rd && depth < 6; ++depth) {
+    rd = rd->getDefinition();
+    if (!rd) return nullptr;
+    std::string name = rd->getQualifiedNameAsString();
+    if (auto* spec = dyn_cast<ClassTemplateSpecializationDecl>(rd)) {
+      if ((name == "std::shared_ptr" || name == "torch::nn::ModuleHolder") && spec->getTemplateArgs().size() >= 1 &&
+          spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type) {
+        rd = spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl();
+        continue;
+      }
+    }
+    // A TORCH_MODULE(Net) class derives from ModuleHolder<NetImpl>.
+    const CXXRecordDecl* next = nullptr;
+    bool is_module = name == "torch::nn::Module";
+    for (const auto& base : rd->bases()) {
+      const CXXRecordDecl* b = base.getType()->getAsCXXRecordDecl();
+      if (!b) continue;
+      if (b->getQualifiedNameAsString() == "torch::nn::ModuleHolder") next = b;
+    }
+    if (next && !is_module) {
+      rd = next;
+      continue;
+    }
+    if (is_module) return rd;
+    // Derived from torch::nn::Module (directly or through Cloneable<...>)?
+    bool derived = false;
+    rd->forallBases([&](const CXXRecordDecl* b) {
+      if (b->getQualifiedNameAsString() == "torch::nn::Module") derived = true;
+      return true;
+    });
+    return derived ? rd : nullptr;
+  }
+  return nullptr;
+}
+
+// ---- where a statement is ----
+
+inline bool is_loop(const Stmt* s) {
+  return isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s);
+}
+
+// Parent chain of `s` up to (excluding) the enclosing function or lambda; each entry is
+// (ancestor, the child of it that leads to `s`).
+struct Step {
+  const Stmt* node;
+  const Stmt* child;
+};
+inline std::vector<Step> ancestors(const Stmt* s, ASTContext& ctx) {
+  std::vector<Step> out;
+  const Stmt* child = s;
+  for (int depth = 0; depth < 256; ++depth) {
+    auto parents = ctx.getParents(*child);
+    if (parents.empty()) break;
+    const Stmt* p = parents[0].get<Stmt>();
+    if (!p) {
+      // A local variable's initializer: continue from its DeclStmt.
+      auto* v = parents[0].get<VarDecl>();
+      if (!v || isa<ParmVarDecl>(v) || !v->isLocalVarDecl()) break;
+      auto vp = ctx.getParents(*v);
+      if (vp.empty() || !(p = vp[0].get<Stmt>())) break;
+    }
+    if (isa<LambdaExpr>(p)) break;
+    out.push_back({p, child});
+    child = p;
+  }
+  return out;
+}
+
+// The function (or lambda body's operator()) a statement belongs to.
+inline const Decl* enclosing_callable(const Stmt* s, ASTContext& ctx) {
+  const Stmt* child = s;
+  for (int depth = 0; depth < 256; ++depth) {
+    auto parents = ctx.getParents(*child);
+    if (parents.empty()) return nullptr;
+    if (auto* lambda = parents[0].get<LambdaExpr>()) return lambda->getCallOperator();
+    if (auto* p = parents[0].get<Stmt>()) {
+      child = p;
+      continue;
+    }
+    if (auto* f = parents[0].get<FunctionDecl>()) return f;
+    if (auto* d = parents[0].get<Decl>()) {
+      // A variable's initializer inside a function: keep climbing through its DeclStmt.
+      auto dp = ctx.getParents(*d);
+      if (dp.empty()) return nullptr;
+      if (auto* ds = dp[0].get<Stmt>()) {
+        child = ds;
+        continue;
+      }
+      return nullptr;
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+inline const Stmt* innermost_loop(const Stmt* s, ASTContext& ctx) {
+  for (const auto& a : ancestors(s, ctx)) {
+    if (!is_loop(a.node)) continue;
+    // The loop's own condition/increment/range is not its body.
+    if (auto* f = dyn_cast<ForStmt>(a.node); f && a.child != f->getBody()) continue;
+    if (auto* w = dyn_cast<WhileStmt>(a.node); w && a.child != w->getBody()) continue;
+    if (auto* r = dyn_cast<CXXForRangeStmt>(a.node); r && a.child != r->getBody()) continue;
+    return a.node;
+  }
+  return nullptr;
+}
+
+inline bool is_inside(const Stmt* inner, const Stmt* outer, ASTContext& ctx) {
+  if (inner == outer) return true;
+  for (const auto& a : ancestors(inner, ctx)) {
+    if (a.node == outer) return true;
+  }
+  return false;
+}
+
+// Whether `s` runs only on some iterations/paths between itself and `stop` (an `if`
+// branch, `?:`, `switch`, the right side of `&&`/`||`). Null `stop`: up to the function.
+inline bool conditional_between(const Stmt* s, const Stmt* stop, ASTContext& ctx) {
+  for (const auto& a : ancestors(s, ctx)) {
+    if (a.node == stop) return false;
+    if (auto* i = dyn_cast<IfStmt>(a.node); i && a.child != i->getCond() && a.child != i->getInit()) return true;
+    if (auto* c = dyn_cast<ConditionalOperator>(a.node); c && a.child != c->getCond()) return true;
+    if (isa<SwitchStmt>(a.node) || isa<SwitchCase>(a.node)) return true;
+    if (auto* b = dyn_cast<BinaryOperator>(a.node); b && b->isLogicalOp() && a.child == b->getRHS()) return true;
+  }
+  return false;
+}
+
+// The statement of a block that holds `s` (for one finding per statement).
+inline const Stmt* block_statement(const Stmt* s, ASTContext& ctx) {
+  const Stmt* last = s;
+  for (const auto& a : ancestors(s, ctx)) {
+    if (isa<CompoundStmt>(a.node)) return a.child;
+    last = a.node;
+  }
+  return last;
+}
+
+// ---- grad mode ----
+
+inline bool is_no_grad_guard_type(QualType t) {
+  const CXXRecordDecl* rd = t.getNonReferenceType()->getAsCXXRecordDecl();
+  if (!rd) return false;
+  std::string n = rd->getQualifiedNameAsString();
+  return n == "c10::NoGradGuard" || n == "at::NoGradGuard" || n == "c10::InferenceMode" ||
+         n == "torch::NoGradGuard" || n == "c10::AutoNonVariableTypeMode" || n == "at::AutoDispatchBelowADInplaceOrView";
+}
+
+inline bool is_false_literal(const Expr* e) {
+  if (!e) return false;
+  e = e->IgnoreParenImpCasts();
+  if (auto* b = dyn_cast<CXXBoolLiteralExpr>(e)) return !b->getValue();
+  if (auto* i = dyn_cast<IntegerLiteral>(e)) return i->getValue() == 0;
+  return false;
+}
+inline bool is_true_literal(const Expr* e) {
+  if (!e) return false;
+  e = e->IgnoreParenImpCasts();
+  if (auto* b = dyn_cast<CXXBoolLiteralExpr>(e)) return b->getValue();
+  if (auto* i = dyn_cast<IntegerLiteral>(e)) return i->getValue() != 0;
+  return false;
+}
+
+// Inside the scope of a `torch::NoGradGuard` / `c10::InferenceMode` (or
+// `torch::AutoGradMode guard(false)`) declared earlier in an enclosing block.
+inline bool in_no_grad_scope(const Stmt* s, ASTContext& ctx) {
+  for (const auto& a : ancestors(s, ctx)) {
+    auto* block = dyn_cast<CompoundStmt>(a.node);
+    if (!block) continue;
+    for (const Stmt* st : block->body()) {
+      if (st == a.child) break;
+      auto* ds = dyn_cast<DeclStmt>(st);
+      if (!ds) continue;
+      for (const Decl* d : ds->decls()) {
+        auto* v = dyn_cast<VarDecl>(d);
+        if (!v) continue;
+        if (is_no_grad_guard_type(v->getType())) return true;
+        const CXXRecordDecl* rd = v->getType()->getAsCXXRecordDecl();
+        if (rd && rd->getQualifiedNameAsString() == "c10::AutoGradMode") {
+          if (auto* ce = dyn_cast_or_null<CXXConstructExpr>(v->getInit());
+              ce && ce->getNumArgs() >= 1 && is_false_literal(ce->getArg(0))) {
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// ---- the main file's call graph ----
+
+// Which main-file function (or lambda) calls which, and which of them do something a rule
+// cares about (`mark`), so that a helper called in a loop counts as the loop doing it.
+class CallGraph {
+ public:
+  void add_matchers(MatchFinder& finder, MatchFinder::MatchCallback* cb) {
+    finder.addMatcher(callExpr(callee(functionDecl().bind("cg.callee"))).bind("cg.call"), cb);
+  }
+  // Consumes the call graph's own matches.
+  bool on_match(const MatchFinder::MatchResult& r) {
+    auto* call = r.Nodes.getNodeAs<CallExpr>("cg.call");
+    if (!call) return false;
+    auto* callee = r.Nodes.getNodeAs<FunctionDecl>("cg.callee");
+    if (const Decl* from = enclosing_callable(call, *r.Context)) edges_[from->getCanonicalDecl()].insert(callee->getCanonicalDecl());
+    calls_.push_back({call, callee->getCanonicalDecl()});
+    return true;
+  }
+  void mark(const Stmt* s, ASTContext& ctx) {
+    if (const Decl* c = enclosing_callable(s, ctx)) marked_.insert(c->getCanonicalDecl());
+  }
+  // `fn`, or a function it calls (transitively), is marked.
+  bool reaches(const Decl* fn) const {
+    std::set<const Decl*> seen;
+    std::vector<const Decl*> todo = {fn->getCanonicalDecl()};
+    while (!todo.empty()) {
+      const Decl* d = todo.back();
+      todo.pop_back();
+      if (!seen.insert(d).second) continue;
+      if (marked_.contains(d)) return true;
+      if (auto it = edges_.find(d); it != edges_.end()) todo.insert(todo.end(), it->second.begin(), it->second.end());
+    }
+    return false;
+  }
+  // A call inside `scope` (same function) to a function that reaches a mark.
+  bool scope_calls_marked(const Stmt* scope, ASTContext& ctx, const Stmt* before = nullptr) const {
+    for (const auto& [call, callee] : calls_) {
+      if (before && ctx.getSourceManager().isBeforeInTranslationUnit(before->getBeginLoc(), call->getBeginLoc())) continue;
+      if (reaches(callee) && is_inside(call, scope, ctx)) return true;
+    }
+    return false;
+  }
+  const std::vector<std::pair<const CallExpr*, const Decl*>>& calls() const { return calls_; }
+
+ private:
+  std::map<const Decl*, std::set<const Decl*>> edges_;
+  std::set<const Decl*> marked_;
+  std::vector<std::pair<const CallExpr*, const Decl*>> calls_;
+};
+
+// A source-order key for statements of the main file.
+inline unsigned order(const Stmt* s, ASTContext& ctx) {
+  const SourceManager& sm = ctx.getSourceManager();
+  return sm.getFileOffset(sm.getExpansionLoc(s->getBeginLoc()));
+}
+
+// The variables an expression mentions (`model->parameters()` mentions `model`).
+inline std::set<const ValueDecl*> mentioned(const Stmt* s) {
+  std::set<const ValueDecl*> out;
+  if (!s) return out;
+  std::vector<const Stmt*> todo = {s};
+  while (!todo.empty()) {
+    const Stmt* x = todo.back();
+    todo.pop_back();
+    if (!x) continue;
+    if (auto* ref = dyn_cast<DeclRefExpr>(x)) out.insert(ref->getDecl());
+    if (auto* m = dyn_cast<MemberExpr>(x)) out.insert(m->getMemberDecl());
+    for (const Stmt* c : x->children()) todo.push_back(c);
+  }
+  return out;
+}
+
+inline std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace torchlint::cpp::api
