@@ -11,63 +11,20 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/run_torchlint.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int exit = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
+using torchlint::testing::Result;
+using torchlint::testing::TempDir;
 
 Result run(const std::string& args, const fs::path& cwd = TORCHLINT_SOURCE_DIR) {
-  static int counter = 0;
-  fs::path err_file = fs::temp_directory_path() / ("torchlint-cli-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::string cmd = "cd " + quote(cwd.string()) + " && timeout 120 " + quote(TORCHLINT_BINARY) + " " + args + " 2>" +
-                    quote(err_file.string()) + " </dev/null";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 65536> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
+  return torchlint::testing::run_torchlint(args, cwd);
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("torchlint-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::all, ec);
-    fs::remove_all(path, ec);
-  }
-  fs::path write(const std::string& name, const std::string& text) const {
-    fs::path p = path / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p;
-  }
-};
+std::string quote(const std::string& s) { return torchlint::testing::shell_quote(s); }
 
 const char* kViolation = "import torch\nm = torch.nn.DataParallel(net)\n";
 

@@ -16,6 +16,7 @@
 #include "audit_probe.h"
 #include "checkpoint/summary.h"
 #include "checkpoint/training_state.h"
+#include "core/exit_code.h"
 #include "core/scorecard.h"
 #include "report/audit.h"
 
@@ -73,18 +74,18 @@ int run_audit(const AuditRequest& request_in) {
   for (const auto& p : request.checkpoint_paths) {
     if (!fs::exists(p, ec)) {
       std::cerr << "torchlint: error: --checkpoints " << p << ": no such file or directory\n";
-      return 2;
+      return kExitError;
     }
     extra_checkpoints.emplace_back(fs::absolute(p, ec).lexically_normal().string(), fs::path(p).lexically_normal().generic_string());
   }
   if (!fs::is_directory(repo, ec)) {
     std::cerr << "torchlint: error: " << repo << ": not a directory\n";
-    return 2;
+    return kExitError;
   }
   fs::current_path(repo, ec);
   if (ec) {
     std::cerr << "torchlint: error: cannot enter " << repo << ": " << ec.message() << '\n';
-    return 2;
+    return kExitError;
   }
   request.check.paths = {"."};
   Checklist custom;
@@ -98,7 +99,7 @@ int run_audit(const AuditRequest& request_in) {
     if (!parsed) {
       std::cerr << "torchlint: error: --checklist " << *request.checklist_file << ": "
                 << (in ? error : "cannot read the file") << '\n';
-      return 2;
+      return kExitError;
     }
     custom = std::move(*parsed);
     checklist = &custom;
@@ -109,7 +110,7 @@ int run_audit(const AuditRequest& request_in) {
   if (!run) {
     progress.clear();
     std::cerr << "torchlint: error: " << error << '\n';
-    return 2;
+    return kExitError;
   }
   std::set<Language> analysers{Language::kPython};
   std::vector<Diagnostic>& diagnostics = run->outcome.diagnostics;
@@ -214,7 +215,7 @@ int run_audit(const AuditRequest& request_in) {
     file.open(*request.output, std::ios::binary | std::ios::trunc);
     if (!file) {
       std::cerr << "torchlint: error: cannot write " << *request.output << '\n';
-      return 2;
+      return kExitError;
     }
     out = &file;
   }
@@ -234,8 +235,8 @@ int run_audit(const AuditRequest& request_in) {
     std::cerr << "Wrote the audit of " << audit.project << " (score " << card.score << "/100, " << card.failed
               << " failed items; " << audit.checkpoints.size() << " checkpoints) to " << *request.output << ".\n";
   }
-  if (!run->outcome.errors.empty()) return 2;
-  return card.failed ? 1 : 0;
+  if (!run->outcome.errors.empty()) return kExitError;
+  return card.failed ? kExitFindings : kExitClean;
 }
 
 }  // namespace torchlint::cli

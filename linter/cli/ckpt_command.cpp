@@ -16,6 +16,8 @@
 #include "checkpoint/summary.h"
 #include "checkpoint/checkpoint_rules.h"
 #include "core/config.h"
+#include "core/exit_code.h"
+#include "core/rule_selection.h"
 #include "report/report.h"
 
 namespace torchlint::cli {
@@ -23,27 +25,6 @@ namespace torchlint::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr int kExitClean = 0;
-constexpr int kExitFindings = 1;
-constexpr int kExitError = 2;
-
-std::vector<std::string> split_selectors(const std::vector<std::string>& raw) {
-  std::vector<std::string> out;
-  for (const auto& item : raw) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      size_t comma = item.find(',', start);
-      if (comma == std::string::npos) comma = item.size();
-      std::string s = item.substr(start, comma - start);
-      s.erase(0, s.find_first_not_of(" \t"));
-      s.erase(s.find_last_not_of(" \t") + 1);
-      if (!s.empty()) out.push_back(s);
-      start = comma + 1;
-    }
-  }
-  return out;
-}
 
 bool color_for(const std::string& mode, bool to_terminal) {
   if (mode == "always") return true;
@@ -175,9 +156,9 @@ int CkptCommand::run_inspect() const {
     return kExitError;
   }
   SelectionLayer command_line;
-  if (command_->count("--select")) command_line.select = split_selectors(select_);
-  command_line.extend_select = split_selectors(extend_select_);
-  command_line.ignore = split_selectors(ignore_);
+  if (command_->count("--select")) command_line.select = split_selector_list(select_);
+  command_line.extend_select = split_selector_list(extend_select_);
+  command_line.ignore = split_selector_list(ignore_);
   std::vector<std::string> paths = paths_.empty() ? std::vector<std::string>{"."} : paths_;
   Selection selection = select_rules(paths, config_file_, command_line);
   if (!selection.error.empty()) {

@@ -14,34 +14,14 @@
 #include "audit_command.h"
 #include "check_command.h"
 #include "ckpt_command.h"
+#include "core/exit_code.h"
 #include "core/fixes.h"
+#include "core/rule_selection.h"
 #include "report/report.h"
 
 namespace {
 
 using namespace torchlint;
-
-constexpr int kExitClean = 0;
-constexpr int kExitFindings = 1;
-constexpr int kExitError = 2;
-
-// "TL1,TL2" and repeated flags both work.
-std::vector<std::string> split_selectors(const std::vector<std::string>& raw) {
-  std::vector<std::string> out;
-  for (const auto& item : raw) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      size_t comma = item.find(',', start);
-      if (comma == std::string::npos) comma = item.size();
-      std::string s = item.substr(start, comma - start);
-      s.erase(0, s.find_first_not_of(" \t"));
-      s.erase(s.find_last_not_of(" \t") + 1);
-      if (!s.empty()) out.push_back(s);
-      start = comma + 1;
-    }
-  }
-  return out;
-}
 
 bool use_color(const std::string& mode) {
   if (mode == "always") return true;
@@ -249,9 +229,9 @@ int main(int argc, char** argv) {
   }
   cli::CheckRequest request;
   request.paths = paths;
-  if (check->count("--select")) request.selection.select = split_selectors(select);
-  request.selection.extend_select = split_selectors(extend_select);
-  request.selection.ignore = split_selectors(ignore);
+  if (check->count("--select")) request.selection.select = split_selector_list(select);
+  request.selection.extend_select = split_selector_list(extend_select);
+  request.selection.ignore = split_selector_list(ignore);
   if (!config_file.empty()) request.config_file = config_file;
   if (!target_torch.empty()) {
     request.target_torch = TorchVersion::parse(target_torch);

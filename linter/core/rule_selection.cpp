@@ -79,4 +79,21 @@ RuleSet without(const RuleRegistry& registry, RuleSet set, const std::vector<std
   return set;
 }
 
+std::vector<std::string> split_selector_list(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw) {
+    size_t start = 0;
+    while (start <= item.size()) {
+      size_t comma = item.find(',', start);
+      if (comma == std::string::npos) comma = item.size();
+      std::string s = item.substr(start, comma - start);
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t") + 1);
+      if (!s.empty()) out.push_back(s);
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
 }  // namespace torchlint

@@ -40,6 +40,9 @@ bool selector_is_known(const RuleRegistry& registry, const std::string& selector
 RuleSet resolve_selection(const RuleRegistry& registry, const std::vector<SelectionLayer>& layers,
                           std::vector<std::string>& unknown);
 
+// Command-line selector lists: "TL1,TL304" and repeated flags both work; blanks are trimmed.
+std::vector<std::string> split_selector_list(const std::vector<std::string>& raw);
+
 // Removes the rules matched by `selectors` from a copy of `set`.
 RuleSet without(const RuleRegistry& registry, RuleSet set, const std::vector<std::string>& selectors);
 

@@ -13,23 +13,6 @@
 
 namespace {
 
-std::vector<std::string> split(const std::vector<std::string>& raw) {
-  std::vector<std::string> out;
-  for (const auto& item : raw) {
-    size_t start = 0;
-    while (start <= item.size()) {
-      size_t comma = item.find(',', start);
-      if (comma == std::string::npos) comma = item.size();
-      std::string s = item.substr(start, comma - start);
-      s.erase(0, s.find_first_not_of(" \t"));
-      s.erase(s.find_last_not_of(" \t") + 1);
-      if (!s.empty()) out.push_back(s);
-      start = comma + 1;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,8 +61,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   SelectionLayer layer;
-  if (!select.empty()) layer.select = split(select);
-  layer.ignore = split(ignore);
+  if (!select.empty()) layer.select = split_selector_list(select);
+  layer.ignore = split_selector_list(ignore);
   std::vector<std::string> unknown;
   RuleSet enabled = resolve_selection(registry, {layer}, unknown);
   if (!unknown.empty()) {

@@ -786,6 +786,22 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
   return out;
 }
 
+const TrainingObject* TrainingCheckpointTracker::first_unsaved(const TrainingCheckpoint& checkpoint,
+                                                              const std::vector<TrainingObject>& objects) {
+  for (const auto& object : objects) {
+    if (!saves(checkpoint, object)) return &object;
+  }
+  return nullptr;
+}
+
+std::string TrainingCheckpointTracker::describe(const TrainingObject& o, const TrainingCheckpoint& checkpoint) {
+  std::string where = o.parameter ? "parameter of `" + o.function_name + "` at line "
+                      : !o.self_attribute && o.function_name != checkpoint.function_name && !o.function_name.empty()
+                          ? "created in `" + o.function_name + "` at line "
+                          : "created at line ";
+  return "'" + o.name + "' " + where + std::to_string(o.line);
+}
+
 bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, const TrainingObject& object) {
   auto named = [&](const TrainingObject& o) {
     for (const auto& s : checkpoint.dict.saved) {

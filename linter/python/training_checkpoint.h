@@ -103,6 +103,11 @@ class TrainingCheckpointTracker final : public Analysis {
   // Whether `object` is saved in `checkpoint` (by name, or by a key when the dict names
   // no other object of the same kind).
   static bool saves(const TrainingCheckpoint& checkpoint, const TrainingObject& object);
+  // The first of `objects` that `checkpoint` does not save, or null.
+  static const TrainingObject* first_unsaved(const TrainingCheckpoint& checkpoint,
+                                             const std::vector<TrainingObject>& objects);
+  // How a finding names `object`: "'opt' created at line 40", "'opt' parameter of `fit` at line 12".
+  static std::string describe(const TrainingObject& object, const TrainingCheckpoint& checkpoint);
 
  private:
   struct LocalDict {

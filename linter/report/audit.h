@@ -94,6 +94,14 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx);
 // Failed items by impact (worst severity, then number of findings): what to do next.
 std::vector<const ItemResult*> items_by_impact(const Scorecard& card);
 
+// The checklist's items grouped by phase (development, training, evaluation, production,
+// then any other), in checklist order within a phase; empty phases are left out.
+struct PhaseItems {
+  const char* title;
+  std::vector<const ItemResult*> items;
+};
+std::vector<PhaseItems> items_by_phase(const Scorecard& card);
+
 // "1.5 MiB", "512 B"
 std::string human_size(uint64_t bytes);
 

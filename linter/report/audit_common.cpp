@@ -117,4 +117,22 @@ ProbeFigures probe_figures(const json& report) {
   return f;
 }
 
+std::vector<PhaseItems> items_by_phase(const Scorecard& card) {
+  static const std::pair<const char*, const char*> kPhases[] = {
+      {"development", "Development"}, {"training", "Training"}, {"evaluation", "Evaluation"},
+      {"production", "Production"}, {"", "Other"}};
+  auto known = [](const std::string& phase) {
+    return phase == "development" || phase == "training" || phase == "evaluation" || phase == "production";
+  };
+  std::vector<PhaseItems> groups;
+  for (const auto& [phase, title] : kPhases) {
+    PhaseItems group{title, {}};
+    for (const auto& r : card.items) {
+      if ((*phase && r.item->phase == phase) || (!*phase && !known(r.item->phase))) group.items.push_back(&r);
+    }
+    if (!group.items.empty()) groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 }  // namespace torchlint::report

@@ -259,17 +259,7 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
       << "</div></div></section>\n";
 
   out << "<section id=\"checklist\"><h2>Checklist</h2>";
-  static const std::pair<const char*, const char*> kPhases[] = {
-      {"development", "Development"}, {"training", "Training"}, {"evaluation", "Evaluation"},
-      {"production", "Production"}, {"", "Other"}};
-  for (const auto& [phase, title] : kPhases) {
-    std::vector<const ItemResult*> rows;
-    for (const auto& r : card.items) {
-      bool known = r.item->phase == "development" || r.item->phase == "training" || r.item->phase == "evaluation" ||
-                   r.item->phase == "production";
-      if ((*phase && r.item->phase == phase) || (!*phase && !known)) rows.push_back(&r);
-    }
-    if (rows.empty()) continue;
+  for (const auto& [title, rows] : items_by_phase(card)) {
     out << "<h3 class=\"phase\">" << title << "</h3><table><thead><tr><th>Item</th><th>Status</th><th>Evidence</th></tr></thead><tbody>";
     for (const ItemResult* r : rows) {
       out << "<tr id=\"item-" << esc(r->item->id) << "\"><td class=\"id\">" << esc(r->item->id) << "</td><td><div>"

@@ -147,17 +147,7 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
     out << "\n";
   }
   out << "\n## Checklist\n";
-  static const std::pair<const char*, const char*> kPhases[] = {
-      {"development", "Development"}, {"training", "Training"}, {"evaluation", "Evaluation"},
-      {"production", "Production"}, {"", "Other"}};
-  for (const auto& [phase, title] : kPhases) {
-    std::vector<const ItemResult*> rows;
-    for (const auto& r : card.items) {
-      bool known = r.item->phase == "development" || r.item->phase == "training" || r.item->phase == "evaluation" ||
-                   r.item->phase == "production";
-      if ((*phase && r.item->phase == phase) || (!*phase && !known)) rows.push_back(&r);
-    }
-    if (rows.empty()) continue;
+  for (const auto& [title, rows] : items_by_phase(card)) {
     out << "\n### " << title << "\n\n| Item | Status | Evidence |\n|---|---|---|\n";
     for (const ItemResult* r : rows) {
       out << "| **" << r->item->id << "** " << cell(r->item->title) << " | " << badge(r->status) << " | ";

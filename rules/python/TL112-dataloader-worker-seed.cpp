@@ -3,11 +3,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "python/dataset_util.h"
 #include "python/rule.h"
 
 namespace torchlint {
 namespace python {
 namespace {
+
+using dataset_util::derives_from_dataset;
+using dataset_util::is_dataset_class;
 
 // torch seeds numpy's global generator in each worker from torch 1.9 (Python's `random`
 // much earlier): before that every worker inherited the parent's numpy state.
@@ -18,38 +22,6 @@ constexpr TorchVersion kNumpySeededPerWorker{1, 9};
 // numpy's global generator, and the class does not reseed either per worker.
 constexpr const char* kFactInstanceRng = "dataset-instance-rng:";
 constexpr const char* kFactNumpy = "dataset-numpy-rng:";
-
-bool is_dataset_base(std::string_view q) {
-  static const std::unordered_set<std::string_view> bases = {
-      "torch.utils.data.Dataset",          "torch.utils.data.dataset.Dataset",
-      "torch.utils.data.IterableDataset",  "torch.utils.data.dataset.IterableDataset",
-      "torchvision.datasets.VisionDataset", "torchvision.datasets.vision.VisionDataset",
-  };
-  return bases.contains(q);
-}
-
-bool is_dataset_class(std::string_view q, const SemanticModel& model, int depth = 0) {
-  if (is_dataset_base(q)) return true;
-  const ClassInfo* local = model.class_info(q);
-  if (!local || depth > 8) return false;
-  return std::any_of(local->bases.begin(), local->bases.end(),
-                     [&](const std::string& b) { return is_dataset_class(b, model, depth + 1); });
-}
-
-// Bases read from the class statement so that `Dataset[Tuple[Tensor, int]]` counts.
-bool derives_from_dataset(TSNode class_node, const SemanticModel& model) {
-  const Syntax& syn = Syntax::get();
-  TSNode bases = field(class_node, syn.fields().superclasses);
-  uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode base = ts_node_named_child(bases, i);
-    if (syn.kind(base) == Kind::kKeywordArgument) continue;
-    if (syn.kind(base) == Kind::kSubscript) base = field(base, syn.fields().value);
-    auto q = model.resolve_qualified_name(base);
-    if (q && is_dataset_class(*q, model)) return true;
-  }
-  return false;
-}
 
 // Generator objects: a copy travels into every worker with the same state.
 std::optional<std::string_view> rng_constructor(std::string_view q) {

@@ -2,6 +2,7 @@
 // or reduced-precision weights.
 #include <algorithm>
 
+#include "python/device_util.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -41,24 +42,12 @@ bool delegates_precision(const CallEvent& call, const SemanticModel& model) {
   return false;
 }
 
-// A CUDA device named inside an availability check: `torch.device("cuda" if ... else "cpu")`.
-bool cuda_aware(const CallEvent& call, const SemanticModel& model) {
-  if (call.qualname != api::kTorchDevice) return false;
-  TSNode arg = call.positional(0);
-  if (ts_node_is_null(arg) || Syntax::get().kind(arg) != Kind::kConditionalExpression) return false;
-  for (uint32_t i = 0; i < ts_node_named_child_count(arg); ++i) {
-    std::string_view v;
-    if (string_literal_value(ts_node_named_child(arg, i), model.source(), v) && v.starts_with("cuda")) return true;
-  }
-  return false;
-}
-
 class NoMixedPrecision final : public Rule {
  public:
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     std::string_view src = model.source();
-    if (cuda_aware(call, model)) cuda_ = true;
+    if (device_util::cuda_when_available(call, model)) cuda_ = true;
     if (call.qualname && is_autocast(*call.qualname)) {
       ctx.add_fact(kFactAutocast);
       return;

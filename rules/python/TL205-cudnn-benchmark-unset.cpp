@@ -1,6 +1,7 @@
 // TL205 cudnn-benchmark-unset: CNN training on CUDA that never decides cudnn.benchmark.
 #include <unordered_set>
 
+#include "python/device_util.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -64,18 +65,6 @@ bool variable_input(const std::string& q) {
          (q.find("detection") != std::string::npos || q.find("optical_flow") != std::string::npos);
 }
 
-// A CUDA device named inside an availability check: `torch.device("cuda" if ... else "cpu")`.
-bool cuda_aware(const CallEvent& call, const SemanticModel& model) {
-  if (call.qualname != api::kTorchDevice) return false;
-  TSNode arg = call.positional(0);
-  if (ts_node_is_null(arg) || Syntax::get().kind(arg) != Kind::kConditionalExpression) return false;
-  for (uint32_t i = 0; i < ts_node_named_child_count(arg); ++i) {
-    std::string_view v;
-    if (string_literal_value(ts_node_named_child(arg, i), model.source(), v) && v.starts_with("cuda")) return true;
-  }
-  return false;
-}
-
 class CudnnBenchmarkUnset final : public Rule {
  public:
   void on_call(const CallEvent& call, RuleContext& ctx) override {
@@ -85,7 +74,7 @@ class CudnnBenchmarkUnset final : public Rule {
       first_step_ = call.node;
     }
     if (!call.qualname) return;
-    if (cuda_aware(call, model)) cuda_ = true;
+    if (device_util::cuda_when_available(call, model)) cuda_ = true;
     const std::string& q = *call.qualname;
     if (builds_conv(call, model)) ctx.add_fact(kFactConv);
     if (variable_input(q)) ctx.add_fact(kFactVariableInput);

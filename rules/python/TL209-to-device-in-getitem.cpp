@@ -3,47 +3,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "python/dataset_util.h"
 #include "python/rule.h"
 
 namespace torchlint {
 namespace python {
 namespace {
 
-bool is_dataset_base(std::string_view q) {
-  static const std::unordered_set<std::string_view> bases = {
-      "torch.utils.data.Dataset",          "torch.utils.data.dataset.Dataset",
-      "torch.utils.data.IterableDataset",  "torch.utils.data.dataset.IterableDataset",
-      "torch.utils.data.TensorDataset",    "torch.utils.data.dataset.TensorDataset",
-      "torchvision.datasets.VisionDataset", "torchvision.datasets.vision.VisionDataset",
-  };
-  return bases.contains(q);
-}
-
-bool is_dataset_name(std::string_view q, const SemanticModel& model, int depth = 0) {
-  if (is_dataset_base(q)) return true;
-  const ClassInfo* local = model.class_info(q);
-  if (!local || depth > 8) return false;
-  for (const auto& b : local->bases) {
-    if (is_dataset_name(b, model, depth + 1)) return true;
-  }
-  return false;
-}
-
-// The class derives from a torch Dataset, directly or through classes of this file.
-// Bases are read from the class statement so that `Dataset[Tuple[Tensor, int]]` counts.
-bool derives_from_dataset(TSNode class_node, const SemanticModel& model) {
-  const Syntax& syn = Syntax::get();
-  TSNode bases = field(class_node, syn.fields().superclasses);
-  uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode base = ts_node_named_child(bases, i);
-    if (syn.kind(base) == Kind::kKeywordArgument) continue;
-    if (syn.kind(base) == Kind::kSubscript) base = field(base, syn.fields().value);
-    auto q = model.resolve_qualified_name(base);
-    if (q && is_dataset_name(*q, model)) return true;
-  }
-  return false;
-}
+using dataset_util::derives_from_dataset;
 
 TSNode enclosing_class_node(TSNode function_node) {
   for (TSNode p = ts_node_parent(function_node); !ts_node_is_null(p); p = ts_node_parent(p)) {

@@ -5,28 +5,18 @@ namespace torchlint {
 namespace python {
 namespace {
 
-std::string describe(const TrainingObject& o, const TrainingCheckpoint& checkpoint) {
-  std::string where = o.parameter ? "parameter of `" + o.function_name + "` at line "
-                      : !o.self_attribute && o.function_name != checkpoint.function_name && !o.function_name.empty()
-                          ? "created in `" + o.function_name + "` at line "
-                          : "created at line ";
-  return "'" + o.name + "' " + where + std::to_string(o.line);
-}
-
 class CheckpointMissingOptimizer final : public Rule {
  public:
   void on_start(RuleContext& ctx) override { tracker_ = &ctx.analysis<TrainingCheckpointTracker>(); }
 
   void on_module_end(RuleContext& ctx) override {
     for (const auto& checkpoint : tracker_->checkpoints()) {
-      for (const auto& optimizer : checkpoint.optimizers) {
-        if (TrainingCheckpointTracker::saves(checkpoint, optimizer)) continue;
+      if (const TrainingObject* optimizer = TrainingCheckpointTracker::first_unsaved(checkpoint, checkpoint.optimizers)) {
         ctx.report(checkpoint.node,
-                   "optimizer " + describe(optimizer, checkpoint) +
+                   "optimizer " + TrainingCheckpointTracker::describe(*optimizer, checkpoint) +
                        " is not saved in the checkpoint written here: a resumed run restarts its momentum and "
-                       "adaptive statistics from zero; add `\"optimizer\": " + optimizer.name + ".state_dict()`",
+                       "adaptive statistics from zero; add `\"optimizer\": " + optimizer->name + ".state_dict()`",
                    std::nullopt, checkpoint.conditions);
-        break;  // one finding per checkpoint
       }
     }
   }

@@ -11,58 +11,17 @@
 #include <sstream>
 
 #include "builders.h"
+#include "support/run_torchlint.h"
 
 namespace fs = std::filesystem;
 using namespace torchlint::ckpt::testing;
 
 namespace {
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
+using torchlint::testing::Result;
+using Dir = torchlint::testing::TempDir;
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Result run(const std::string& args, const fs::path& cwd) {
-  static int counter = 0;
-  fs::path err_file = fs::temp_directory_path() / ("torchlint-ckpt-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::string cmd = "cd " + quote(cwd.string()) + " && timeout 120 " + quote(TORCHLINT_BINARY) + " " + args + " 2>" +
-                    quote(err_file.string()) + " </dev/null";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 65536> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream e(err_file);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
-
-struct Dir {
-  fs::path path;
-  Dir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("torchlint-ckpt-cli-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-  void write(const std::string& name, const std::string& bytes) const {
-    fs::create_directories((path / name).parent_path());
-    std::ofstream(path / name, std::ios::binary) << bytes;
-  }
-};
+Result run(const std::string& args, const fs::path& cwd) { return torchlint::testing::run_torchlint(args, cwd); }
 
 }  // namespace
 

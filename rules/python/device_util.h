@@ -1,0 +1,22 @@
+#pragma once
+// Shared by the rules that ask whether a script targets CUDA on purpose (TL203, TL205).
+// Header-only so that each rule stays one .cpp.
+#include <string_view>
+
+#include "python/rule.h"
+
+namespace torchlint::python::device_util {
+
+// A CUDA device named inside an availability check: `torch.device("cuda" if ... else "cpu")`.
+inline bool cuda_when_available(const CallEvent& call, const SemanticModel& model) {
+  if (call.qualname != api::kTorchDevice) return false;
+  TSNode arg = call.positional(0);
+  if (ts_node_is_null(arg) || Syntax::get().kind(arg) != Kind::kConditionalExpression) return false;
+  for (uint32_t i = 0; i < ts_node_named_child_count(arg); ++i) {
+    std::string_view v;
+    if (string_literal_value(ts_node_named_child(arg, i), model.source(), v) && v.starts_with("cuda")) return true;
+  }
+  return false;
+}
+
+}  // namespace torchlint::python::device_util
