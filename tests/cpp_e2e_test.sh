@@ -2,7 +2,9 @@
 # End to end with the real Debian LibTorch headers: `torchlint check` on a directory with
 # a LibTorch C++ trainer and a generated compile_commands.json runs torchlint-cpp and
 # reports its findings in JSON (matching the `// expect:` marks) and SARIF (own run and
-# automationDetails category); each run costs one LibTorch TU (~10 s), so two runs; without torchlint-cpp it says so once.
+# automationDetails category); the first run builds the precompiled header of
+# <torch/torch.h> in a private cache, the second (SARIF) uses it, and a run without the PCH
+# gives the same findings; without torchlint-cpp it says so once.
 # usage: cpp_e2e_test.sh TORCHLINT SOURCE_DIR
 set -euo pipefail
 torchlint=$(realpath "$1")
@@ -12,6 +14,7 @@ if [[ ! -f /usr/include/torch/csrc/api/include/torch/torch.h ]]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+export XDG_CACHE_HOME="$work/cache"  # a cold PCH cache of our own
 mkdir -p "$work/project/build"
 cp "$src/fixtures/cpp/e2e/mnist_train.cpp" "$work/project/"
 cat > "$work/project/build/compile_commands.json" <<JSON
@@ -48,6 +51,18 @@ assert "torchlint/cpp/" in ids, ids
 cpp = [r for r in log["runs"] if r["automationDetails"]["id"] == "torchlint/cpp/"][0]
 assert cpp["results"] and all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(".cpp") for r in cpp["results"])
 print("SARIF runs:", ids)
+PY
+# The PCH was built once and cached; without it the findings are the same.
+ls "$XDG_CACHE_HOME"/torchlint/pch/*.pch > /dev/null || { echo "no PCH in $XDG_CACHE_HOME/torchlint/pch"; exit 1; }
+cpp=$(dirname "$torchlint")/torchlint-cpp
+"$cpp" mnist_train.cpp --select ALL --output-format json --no-pch > "$work/nopch.json" 2>/dev/null || true
+/usr/bin/python3 - "$work/out.json" "$work/nopch.json" <<'PY'
+import json, sys
+key = lambda d: (d["location"]["row"], d["location"]["column"], d["code"], d["message"])
+with_pch = sorted(key(d) for d in json.load(open(sys.argv[1])) if d["filename"].endswith(".cpp"))
+without = sorted(key(d) for d in json.load(open(sys.argv[2])))
+assert with_pch == without, (with_pch, without)
+print(f"PCH and no-PCH findings identical ({len(without)})")
 PY
 # Without torchlint-cpp: one note, Python linting goes on.
 out=$(TORCHLINT_CPP=/nonexistent "$torchlint" check . --no-cache 2>&1 >/dev/null || true)

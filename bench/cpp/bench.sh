@@ -13,6 +13,8 @@ tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A private, empty precompiled-header cache: run 1 builds the PCH (cold), later runs use it.
+export XDG_CACHE_HOME="$work/cache"
 # The corpus: the end-to-end trainer and a second TU (the fixture trainer built against
 # the real headers), with the flags a CMake build of a LibTorch project uses.
 cp "$root/fixtures/cpp/e2e/mnist_train.cpp" "$work/mnist_train.cpp"
@@ -41,5 +43,6 @@ echo "corpus: ${#files[@]} LibTorch TUs (<torch/torch.h>), one at a time; $runs 
 for run in $(seq 1 "$runs"); do
   t_tidy=$(time_of "$tidy" -p "$work" --checks='-*,misc-unused-using-decls' --quiet "${files[@]}")
   t_lint=$(time_of "$build/torchlint-cpp" -p "$work" -j 1 --output-format json "${files[@]}")
-  printf 'run %d: clang-tidy-14 %.2f s, torchlint-cpp %.2f s, ratio %.2f\n' "$run" "$t_tidy" "$t_lint" "$(echo "$t_lint / $t_tidy" | bc -l)"
+  state=$([[ $run -eq 1 ]] && echo "PCH cold" || echo "PCH warm")
+  printf 'run %d (%s): clang-tidy-14 %.2f s, torchlint-cpp %.2f s, ratio %.2f\n' "$run" "$state" "$t_tidy" "$t_lint" "$(echo "$t_lint / $t_tidy" | bc -l)"
 done

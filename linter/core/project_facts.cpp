@@ -18,13 +18,13 @@ ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files) {
     for (size_t dot = q.find('.'); dot != std::string::npos; dot = q.find('.', dot + 1)) {
       std::string_view suffix = std::string_view(q).substr(dot + 1);
       if (suffix.find('.') == std::string_view::npos) break;
-      index_[std::string(suffix)].push_back(id);
+      index_[suffix].push_back(id);
     }
   }
   callers_.resize(functions_.size());
   for (uint32_t id = 0; id < functions_.size(); ++id) {
     for (const auto& call : functions_[id].facts->calls) {
-      auto targets = lookup(call.callee);
+      const auto& targets = lookup(call.callee);
       if (targets.empty()) {
         functions_[id].unknown.push_back(&call.callee);
         continue;
@@ -37,13 +37,14 @@ ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files) {
   }
 }
 
-std::vector<uint32_t> ProjectFacts::lookup(const std::string& qualname) const {
+const std::vector<uint32_t>& ProjectFacts::lookup(const std::string& qualname) const {
+  static const std::vector<uint32_t> kNone;
   auto it = index_.find(qualname);
   if (it != index_.end()) return it->second;
   // Calling a class runs its __init__.
   it = index_.find(qualname + ".__init__");
   if (it != index_.end()) return it->second;
-  return {};
+  return kNone;
 }
 
 std::vector<uint32_t> ProjectFacts::reachable(const std::vector<std::string>& roots,
@@ -122,7 +123,7 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
     }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {
       if (c.roots.empty()) return true;
-      auto ids = lookup(c.roots.front());
+      const auto& ids = lookup(c.roots.front());
       if (ids.empty()) return true;
       for (uint32_t id : ids) {
         if (!always_called_in(id, c.fact)) return true;

@@ -5,6 +5,7 @@
 // run in ("no-grad"). Facts are strings: core gives them no meaning, rules do.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -45,13 +46,15 @@ class ProjectFacts {
     std::vector<uint32_t> callees;             // resolved project functions
     std::vector<const std::string*> unknown;   // callees outside the project
   };
-  std::vector<uint32_t> lookup(const std::string& qualname) const;
+  const std::vector<uint32_t>& lookup(const std::string& qualname) const;
   // Functions reachable from `roots`, including the roots.
   std::vector<uint32_t> reachable(const std::vector<std::string>& roots, std::vector<const std::string*>* unknown) const;
   bool always_called_in(uint32_t function, const std::string& context) const;
 
   std::vector<Function> functions_;
-  std::unordered_map<std::string, std::vector<uint32_t>> index_;  // qualname and its dotted suffixes
+  // Qualnames and their dotted suffixes, as views of the FunctionFacts' qualnames (which
+  // outlive this index, like functions_): no copy of every suffix.
+  std::unordered_map<std::string_view, std::vector<uint32_t>> index_;
   // For each function, its incoming call sites: (caller, call fact).
   std::vector<std::vector<std::pair<uint32_t, const CallFact*>>> callers_;
 };

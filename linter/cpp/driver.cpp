@@ -13,12 +13,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "core/lint_session.h"
 #include "nolint.h"
+#include "pch.h"
 #include "rule.h"
 
 #ifndef TORCHLINT_CLANG_RESOURCE_DIR
@@ -95,7 +97,9 @@ class LintConsumer : public ASTConsumer {
     // Only the main file's declarations are visited: LibTorch's headers are ~100k
     // declarations that no rule looks at (clangd does the same).
     std::vector<Decl*> scope;
-    for (Decl* d : ast.getTranslationUnitDecl()->decls()) {
+    // noload_decls: with a precompiled header, the header's declarations stay on disk
+    // (the main file's are never external).
+    for (Decl* d : ast.getTranslationUnitDecl()->noload_decls()) {
       if (sm.isInMainFile(sm.getExpansionLoc(d->getLocation()))) scope.push_back(d);
     }
     ast.setTraversalScope(scope);
@@ -268,36 +272,84 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   };
   std::vector<Slot> slots(jobs.size());
   std::atomic<size_t> next{0};
+  // The adjustments of every compile command; the PCH is built with the same flags.
+  std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments", "-fno-caret-diagnostics"};
+  extra.insert(extra.end(), options.extra_args.begin(), options.extra_args.end());
+  tooling::ArgumentsAdjuster adjust = tooling::getClangSyntaxOnlyAdjuster();
+  for (auto a : {tooling::getClangStripOutputAdjuster(), tooling::getClangStripDependencyFileAdjuster(),
+                 tooling::getInsertArgumentAdjuster(extra, tooling::ArgumentInsertPosition::END)}) {
+    adjust = tooling::combineAdjusters(adjust, a);
+  }
+  if (!resource_dir.empty()) {
+    adjust = tooling::combineAdjusters(adjust, [resource_dir](const tooling::CommandLineArguments& args, llvm::StringRef) {
+                                          for (const auto& a : args) {
+                                            if (llvm::StringRef(a).startswith("-resource-dir")) return args;
+                                          }
+                                          tooling::CommandLineArguments out = args;
+                                          out.insert(out.begin() + (out.empty() ? 0 : 1), "-resource-dir=" + resource_dir);
+                                          return out;
+                                        });
+  }
+  std::unique_ptr<PchCache> pch_cache;
+  if (options.use_pch) {
+    std::string dir = options.pch_dir.empty() ? default_pch_dir() : options.pch_dir;
+    if (!dir.empty()) pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string());
+  }
+  auto run_once = [&](const FileJob& job, const std::string& pch, Slot& slot) {
+    tooling::ClangTool tool(*job.db, {job.absolute});
+    tool.setPrintErrorMessage(false);
+    ErrorCollector diags;
+    tool.setDiagnosticConsumer(&diags);
+    tool.appendArgumentsAdjuster(adjust);
+    if (!pch.empty()) {
+      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster({"-include-pch", pch}, tooling::ArgumentInsertPosition::END));
+    }
+    slot = Slot{};
+    LintActionFactory factory(options.enabled, slot.findings);
+    int rc = tool.run(&factory);
+    if (rc != 0 || diags.getNumErrors() > 0) {
+      slot.failed = true;
+      slot.error = diags.first_error.empty() ? "clang could not run the compile command" : diags.first_error;
+      slot.error_where = diags.where;
+      slot.error_offset = diags.offset;
+    }
+  };
+  auto pch_rejected = [](const std::string& error) {
+    std::string e = llvm::StringRef(error).lower();
+    return e.find("precompiled") != std::string::npos || e.find("pch") != std::string::npos || e.find("ast file") != std::string::npos;
+  };
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < jobs.size(); i = next.fetch_add(1)) {
       const FileJob& job = jobs[i];
-      tooling::ClangTool tool(*job.db, {job.absolute});
-      tool.setPrintErrorMessage(false);
-      ErrorCollector diags;
-      tool.setDiagnosticConsumer(&diags);
-      tool.appendArgumentsAdjuster(tooling::getClangSyntaxOnlyAdjuster());
-      tool.appendArgumentsAdjuster(tooling::getClangStripOutputAdjuster());
-      tool.appendArgumentsAdjuster(tooling::getClangStripDependencyFileAdjuster());
-      std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments", "-fno-caret-diagnostics"};
-      extra.insert(extra.end(), options.extra_args.begin(), options.extra_args.end());
-      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(extra, tooling::ArgumentInsertPosition::END));
-      if (!resource_dir.empty()) {
-        tool.appendArgumentsAdjuster([resource_dir](const tooling::CommandLineArguments& args, llvm::StringRef) {
-          for (const auto& a : args) {
-            if (llvm::StringRef(a).startswith("-resource-dir")) return args;
+      // The PCH of the file's leading LibTorch includes, with its own flags.
+      std::string pch;
+      std::vector<std::string> includes;
+      tooling::CompileCommand command;
+      if (pch_cache) {
+        std::ifstream in(job.absolute, std::ios::binary);
+        std::string head(64 * 1024, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(in.gcount()));
+        includes = leading_torch_includes(head);
+        if (!includes.empty()) {
+          auto commands = job.db->getCompileCommands(job.absolute);
+          if (!commands.empty()) {
+            command = commands.front();
+            command.CommandLine = adjust(command.CommandLine, command.Filename);
+            pch = pch_cache->get(command, job.absolute, includes);
           }
-          tooling::CommandLineArguments out = args;
-          out.insert(out.begin() + (out.empty() ? 0 : 1), "-resource-dir=" + resource_dir);
-          return out;
-        });
+        }
       }
-      LintActionFactory factory(options.enabled, slots[i].findings);
-      int rc = tool.run(&factory);
-      if (rc != 0 || diags.getNumErrors() > 0) {
-        slots[i].failed = true;
-        slots[i].error = diags.first_error.empty() ? "clang could not run the compile command" : diags.first_error;
-        slots[i].error_where = diags.where;
-        slots[i].error_offset = diags.offset;
+      for (int attempt = 0;; ++attempt) {
+        run_once(job, pch, slots[i]);
+        if (!slots[i].failed || pch.empty()) break;
+        // Clang rejected the PCH (stale, corrupted): drop it and rebuild it once; an error
+        // outside the main file may come from the PCH too: run without it. Findings are
+        // never lost to the cache.
+        bool rejected = pch_rejected(slots[i].error);
+        if (!rejected && slots[i].error_where.empty()) break;  // an error of the file itself
+        if (rejected) pch_cache->invalidate(pch);
+        pch = rejected && attempt == 0 ? pch_cache->get(command, job.absolute, includes) : "";
       }
     }
   };

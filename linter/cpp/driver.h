@@ -21,6 +21,8 @@ struct CppLintOptions {
   std::set<std::string> enabled;         // rule codes to run (TL000 included when selected)
   std::vector<std::string> extra_args;   // appended to every compile command
   std::string resource_dir;              // Clang's builtin headers; empty: the built-in default
+  bool use_pch = true;                   // precompile the leading LibTorch includes (cached)
+  std::string pch_dir;                   // the PCH cache; empty: $XDG_CACHE_HOME/torchlint/pch
 };
 
 struct CppLintResult {

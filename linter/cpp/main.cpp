@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--resource-dir", options.resource_dir, "Clang resource directory (default: " + cpp::default_resource_dir() + ")");
+  bool no_pch = false;
+  app.add_option("--pch-dir", options.pch_dir, "Precompiled-header cache (default: $XDG_CACHE_HOME/torchlint/pch or ~/.cache/torchlint/pch)");
+  app.add_flag("--no-pch", no_pch, "Parse the LibTorch headers in every translation unit (no precompiled header)");
   app.add_option("--output-format", output_format, "full, concise, json, jsonl, sarif, github, gitlab");
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
   app.add_flag("--list-rules", list, "List the C++ rules and exit");
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
     if (enabled.contains(i) && cpp_codes.contains(registry.rules()[i].code)) options.enabled.insert(registry.rules()[i].code);
   }
   if (!build_dir.empty()) options.build_dir = build_dir;
+  options.use_pch = !no_pch;
   if (options.files.empty()) {
     std::cerr << "torchlint-cpp: error: no files given\n";
     return 2;

@@ -44,6 +44,19 @@ struct CallEvent {
   TSNode keyword(std::string_view name, std::string_view source = {}) const;
   TSNode positional(size_t index) const;
   size_t positional_count() const;
+  // model.forward_pass_target(node, /*by_name=*/true), computed once per call: several
+  // rules ask, and the model does not change while the event is dispatched.
+  std::string_view forward_pass_target(const SemanticModel& model) const {
+    if (!forward_known_) {
+      forward_target_ = model.forward_pass_target(node, /*by_name=*/true);
+      forward_known_ = true;
+    }
+    return forward_target_;
+  }
+
+ private:
+  mutable bool forward_known_ = false;
+  mutable std::string_view forward_target_;
 };
 
 // A decorator that is a bare name (`@torch.cuda.amp.custom_fwd`, no call).

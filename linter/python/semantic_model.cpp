@@ -100,7 +100,6 @@ std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) co
     n = field(n, f.object);
   }
   std::string_view base = text(n);
-  std::string result;
   if (base == "self" && part_count > 0) {
     const ClassInfo* cls = enclosing_class();
     if (!cls) return std::nullopt;
@@ -113,27 +112,37 @@ std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) co
     out += parts[0];
     return out;
   }
+  // The name is head + parts, built in one allocation.
+  std::string_view head[3];
   if (const Binding* b = lookup(base)) {
     switch (b->kind) {
       case BindingKind::kImport:
       case BindingKind::kFunction:
       case BindingKind::kClass:
-        result = b->qualified_name;
+        head[0] = b->qualified_name;
         break;
       case BindingKind::kAssign:
         if (b->qualified_name.empty()) return std::nullopt;
-        result = b->qualified_name;
+        head[0] = b->qualified_name;
         break;
       default:
         return std::nullopt;
     }
   } else if (is_builtin(base)) {
-    result = "builtins." + std::string(base);
+    head[0] = "builtins.";
+    head[1] = base;
   } else if (has_star_import()) {
     return std::nullopt;  // could come from `from x import *`: torchlint cannot know
   } else {
-    result = module_ + "." + std::string(base);  // defined later in this module
+    head[0] = module_;  // defined later in this module
+    head[1] = ".";
+    head[2] = base;
   }
+  size_t size = head[0].size() + head[1].size() + head[2].size();
+  for (size_t i = 0; i < part_count; ++i) size += 1 + parts[i].size();
+  std::string result;
+  result.reserve(size);
+  for (std::string_view h : head) result += h;
   for (size_t i = part_count; i-- > 0;) {
     result += '.';
     result += parts[i];
@@ -269,7 +278,7 @@ bool names_model(std::string_view name) {
 
 }  // namespace
 
-std::string SemanticModel::forward_pass_target(TSNode call, bool by_name) const {
+std::string_view SemanticModel::forward_pass_target(TSNode call, bool by_name) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
   TSNode callee = field(call, f.function);
@@ -283,19 +292,19 @@ std::string SemanticModel::forward_pass_target(TSNode call, bool by_name) const 
     return {};
   }
   std::string_view name = text(callee);
-  if (is_in_eval_mode(name)) return std::string(name);
+  if (is_in_eval_mode(name)) return name;
   ValueInfo value = infer_value(callee);
-  if (value.kind == ValueKind::kModel) return std::string(name);
+  if (value.kind == ValueKind::kModel) return name;
   if (!by_name) return {};
   // Calling an instance of a project class is its __call__: in training code, a Module.
-  if (value.kind == ValueKind::kInstance) return std::string(name);
+  if (value.kind == ValueKind::kInstance) return name;
   if (value.kind != ValueKind::kUnknown) return {};
   if (k == Kind::kIdentifier) {
     const Binding* b = lookup(name);
     bool plain = b && (b->kind == BindingKind::kParameter || b->kind == BindingKind::kAssign);
-    return plain && names_model(name) ? std::string(name) : std::string();
+    return plain && names_model(name) ? name : std::string_view();
   }
-  return names_model(text(field(callee, f.attribute))) ? std::string(name) : std::string();
+  return names_model(text(field(callee, f.attribute))) ? name : std::string_view();
 }
 
 bool SemanticModel::is_in_eval_mode(std::string_view receiver) const {

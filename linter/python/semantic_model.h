@@ -149,8 +149,8 @@ class SemanticModel {
 
   // The model a call runs forward (`model(x)`, `self.net(x)`), as written; empty when the
   // callee is not known to be a model. With `by_name`, parameters and attributes named
-  // like models (model, net, encoder, ...) count too.
-  std::string forward_pass_target(TSNode call, bool by_name) const;
+  // like models (model, net, encoder, ...) count too. A view of the source text.
+  std::string_view forward_pass_target(TSNode call, bool by_name) const;
 
   // Whether `receiver` ("model", "self.net") is in eval mode at this point of the function.
   bool is_in_eval_mode(std::string_view receiver) const;

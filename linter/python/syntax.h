@@ -66,6 +66,9 @@ enum class Kind : uint8_t {
   kPatternList,
   kParenthesizedExpression,
   kSubscript,
+  kBinaryOperator,
+  kUnaryOperator,
+  kExpressionList,
   kReturnStatement,
   kSimpleStatement,  // statements without a body (pass, assert, raise, del, ...)
   kLegacyStatement,  // Python 2 print/exec statements, which tree-sitter-python still accepts

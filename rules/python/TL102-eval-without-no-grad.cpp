@@ -55,7 +55,7 @@ class EvalWithoutNoGrad final : public Rule {
     }
     bool role = !fn.is_module_level && role_;
     if (!role && !model.is_in_eval_mode(model.text(call.callee))) return;
-    std::string callee = model.forward_pass_target(call.node, /*by_name=*/true);
+    std::string callee(call.forward_pass_target(model));
     if (callee.empty()) return;
     auto& list = pending_[fn.qualname];
     if (std::none_of(list.begin(), list.end(), [&](const Candidate& c) { return c.model == callee; })) {

@@ -180,7 +180,9 @@ class EvalModeMissing final : public Rule {
       }
     }
 
-    // The model handed to an export API or to other code.
+    // The model handed to an export API or to other code; at module level only a tracked
+    // model matters.
+    if (!in_function && models.empty()) return;
     uint32_t n = ts_node_is_null(call.arguments) ? 0 : ts_node_named_child_count(call.arguments);
     for (uint32_t i = 0, position = 0; i < n; ++i) {
       TSNode arg = ts_node_named_child(call.arguments, i);
@@ -427,17 +429,18 @@ class EvalModeMissing final : public Rule {
     const FunctionState& fn = ctx.model().function();
     auto local = assigned_.find(fn.qualname);
     if (local != assigned_.end() && local->second.contains(name)) return;
-    OutsideUse use{call.node, fn.qualname, fn.name, name, api, std::nullopt};
+    // Checked before building the record: most calls are not a first use.
+    std::optional<size_t> parameter;
     if (is_parameter(name, ctx)) {
       ParamState& ps = param_state_[fn.qualname];
       if (ps.any_eval || ps.evaluated.contains(name) || ps.unknown.contains(name)) return;
-      use.parameter = parameter_index(fn, name, ctx);
-      if (!use.parameter) return;
+      parameter = parameter_index(fn, name, ctx);
+      if (!parameter) return;
     }
     for (const auto& u : outside_uses_) {
-      if (u.function == use.function && u.name == name) return;  // the first use decides
+      if (u.function == fn.qualname && u.name == name) return;  // the first use decides
     }
-    outside_uses_.push_back(std::move(use));
+    outside_uses_.push_back(OutsideUse{call.node, fn.qualname, fn.name, name, api, parameter});
   }
 
   void report_outside_uses(RuleContext& ctx) {

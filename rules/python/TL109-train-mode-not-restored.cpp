@@ -69,7 +69,7 @@ class TrainModeNotRestored final : public Rule {
       // The events below matter only inside a loop.
     } else if (call.method == "backward") {
       ev = ModeEvent{ModeKind::kBackward, call.node};
-    } else if (std::string target = model.forward_pass_target(call.node, true); !target.empty()) {
+    } else if (std::string target(call.forward_pass_target(model)); !target.empty()) {
       ev = ModeEvent{ModeKind::kForward, call.node, target};
       ev->grad = !model.in_no_grad();
     } else if (auto callee = helper(call, model)) {

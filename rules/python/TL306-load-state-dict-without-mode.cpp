@@ -69,7 +69,7 @@ class LoadStateDictWithoutMode final : public Rule {
     const SemanticModel& model = ctx.model();
     const FunctionState& fn = model.function();
     // Forward passes: weights loaded into a model that never runs (a format conversion) need no mode.
-    std::string runs = model.forward_pass_target(call.node, /*by_name=*/true);
+    std::string runs(call.forward_pass_target(model));
     if (!runs.empty()) {
       forwards_.insert(fn.qualname + "|" + runs);
       any_forwards_.insert(runs);

@@ -19,7 +19,7 @@ class ServingWithoutNoGrad final : public Rule {
       disables_grad_.insert(fn.qualname);
       return;
     }
-    std::string target = model.forward_pass_target(call.node, /*by_name=*/true);
+    std::string target(call.forward_pass_target(model));
     if (!target.empty() && handlers_->is_library_callable(target, ctx)) target.clear();
     if (!target.empty()) forward_with_grad_.insert(fn.qualname);
     if (!handlers_->current_is_handler(ctx)) return;

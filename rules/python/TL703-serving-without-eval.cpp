@@ -156,7 +156,7 @@ class ServingWithoutEval final : public Rule {
       }
     }
     if (!handlers_->current_is_handler(ctx)) return;
-    std::string target = model.forward_pass_target(call.node, /*by_name=*/true);
+    std::string target(call.forward_pass_target(model));
     if (target.empty() || handlers_->is_library_callable(target, ctx)) return;
     if (!target.starts_with("self.")) {
       const Binding* b = model.lookup(target);

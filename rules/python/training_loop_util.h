@@ -271,20 +271,20 @@ class TensorNames final : public Analysis {
   Origin origin(std::string_view name, const SemanticModel& model) const {
     auto fit = names_.find(model.function().qualname);
     if (fit == names_.end()) return Origin::kUnknown;
-    auto it = fit->second.find(std::string(name));
+    auto it = fit->second.find(name);
     return it == fit->second.end() ? Origin::kUnknown : it->second;
   }
 
   Origin classify(TSNode expr, const SemanticModel& model, int depth = 0) const {
     if (ts_node_is_null(expr) || depth > 24) return Origin::kUnknown;
-    const Fields& f = Syntax::get().fields();
-    const char* t = ts_node_type(expr);
-    auto is = [&](const char* s) { return std::strcmp(t, s) == 0; };
-    if (is("identifier")) return origin(model.text(expr), model);
-    if (is("integer") || is("float")) return Origin::kPython;
-    if (is("parenthesized_expression")) return classify(ts_node_named_child(expr, 0), model, depth + 1);
-    if (is("unary_operator")) return classify(ts_node_named_child(expr, 0), model, depth + 1);
-    if (is("binary_operator")) {
+    const Syntax& syn = Syntax::get();
+    const Fields& f = syn.fields();
+    const Kind k = syn.kind(expr);
+    if (k == Kind::kIdentifier) return origin(model.text(expr), model);
+    if (k == Kind::kInteger || k == Kind::kFloat) return Origin::kPython;
+    if (k == Kind::kParenthesizedExpression) return classify(ts_node_named_child(expr, 0), model, depth + 1);
+    if (k == Kind::kUnaryOperator) return classify(ts_node_named_child(expr, 0), model, depth + 1);
+    if (k == Kind::kBinaryOperator) {
       Origin a = classify(field(expr, f.left), model, depth + 1);
       Origin b = classify(field(expr, f.right), model, depth + 1);
       for (Origin o : {Origin::kLoss, Origin::kOutput, Origin::kDetached}) {
@@ -292,7 +292,7 @@ class TensorNames final : public Analysis {
       }
       return a == Origin::kPython && b == Origin::kPython ? Origin::kPython : Origin::kUnknown;
     }
-    if (is("comparison_operator")) {
+    if (k == Kind::kComparisonOperator) {
       // `preds == labels`: a tensor when an operand is one.
       uint32_t n = ts_node_named_child_count(expr);
       for (uint32_t i = 0; i < n; ++i) {
@@ -301,7 +301,7 @@ class TensorNames final : public Analysis {
       }
       return Origin::kUnknown;
     }
-    if (is("subscript")) {
+    if (k == Kind::kSubscript) {
       Origin o = classify(field(expr, f.value), model, depth + 1);
       // outputs["loss"] of a Hugging Face model
       TSNode index = ts_node_named_child(expr, 1);
@@ -311,7 +311,7 @@ class TensorNames final : public Analysis {
       }
       return o == Origin::kPython ? Origin::kUnknown : o;
     }
-    if (is("attribute")) {
+    if (k == Kind::kAttribute) {
       Origin o = classify(field(expr, f.object), model, depth + 1);
       std::string_view attr = model.text(field(expr, f.attribute));
       if (attr == "data" && (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached)) return Origin::kDetached;
@@ -320,7 +320,7 @@ class TensorNames final : public Analysis {
       if (o == Origin::kOutput && lower(attr).find("loss") != std::string::npos) return Origin::kLoss;
       return o == Origin::kOutput || o == Origin::kDetached ? o : Origin::kUnknown;
     }
-    if (is("call")) {
+    if (k == Kind::kCall) {
       TSNode callee = field(expr, f.function);
       if (auto q = model.resolve_qualified_name(callee)) {
         if (*q == "builtins.float" || *q == "builtins.int" || *q == "builtins.len" || *q == "builtins.round" ||
@@ -337,7 +337,7 @@ class TensorNames final : public Analysis {
         Origin o = classify(first, model, depth + 1);
         return o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached ? Origin::kOutput : Origin::kUnknown;
       }
-      if (is_type(callee, "attribute")) {
+      if (!ts_node_is_null(callee) && syn.kind(callee) == Kind::kAttribute) {
         std::string_view method = model.text(field(callee, f.attribute));
         Origin o = classify(field(callee, f.object), model, depth + 1);
         if (o == Origin::kUnknown || o == Origin::kPython) return Origin::kUnknown;
@@ -372,7 +372,8 @@ class TensorNames final : public Analysis {
       // `out, aux = model(x)`: the parts of a forward output are outputs; `loss, n =
       // loss.item(), len(x)` pairs up; anything else makes the names unknown again.
       uint32_t n = ts_node_named_child_count(a.target);
-      bool paired = (is_type(a.value, "expression_list") || is_type(a.value, "tuple")) &&
+      Kind vk = ts_node_is_null(a.value) ? Kind::kOther : Syntax::get().kind(a.value);
+      bool paired = (vk == Kind::kExpressionList || vk == Kind::kTuple) &&
                     ts_node_named_child_count(a.value) == n;
       Origin whole = paired ? Origin::kUnknown : classify(a.value, model);
       std::vector<std::pair<std::string, Origin>> bound;
@@ -389,7 +390,12 @@ class TensorNames final : public Analysis {
   void function_end(const FunctionState& fn) { names_.erase(fn.qualname); }
 
  private:
-  std::unordered_map<std::string, std::unordered_map<std::string, Origin>> names_;
+  // Looked up by string_view, without a copy of the name.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::unordered_map<std::string, Origin, NameHash, std::equal_to<>>> names_;
 };
 
 // The identifier an expression is computed from (`loss` in `(loss * 2).mean()`), when
