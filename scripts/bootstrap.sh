@@ -10,6 +10,8 @@ PACKAGES=(
   zlib1g-dev libtorch-dev
   # torchlint-cpp (Clang LibTooling) and its benchmark against clang-tidy
   libclang-14-dev libclang-cpp14-dev llvm-14-dev clang-14 clang-tidy-14
+  # the bounded libFuzzer runs of the checkpoint readers (tests/fuzz)
+  libclang-rt-14-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
 )
