@@ -29,6 +29,21 @@ std::string esc(std::string_view s) {
   return out;
 }
 
+// Messages and rule summaries write code in backticks, as in Markdown: `x` becomes <code>x</code>
+// (an unpaired backtick stays as it is).
+std::string prose(std::string_view s) {
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = s.find('`', pos);
+    size_t close = open == std::string_view::npos ? open : s.find('`', open + 1);
+    if (close == std::string_view::npos) break;
+    out += esc(s.substr(pos, open - pos)) + "<code>" + esc(s.substr(open + 1, close - open - 1)) + "</code>";
+    pos = close + 1;
+  }
+  return out + esc(s.substr(pos));
+}
+
 const char* status_class(ItemStatus s) {
   switch (s) {
     case ItemStatus::kPassed: return "passed";
@@ -198,7 +213,7 @@ std::string finding_html(const Diagnostic& d, const ReportContext& ctx) {
   std::string where = d.path + ":" + std::to_string(d.start.line) + ":" + std::to_string(d.start.column);
   return "<div class=\"finding\"><span class=\"sev " + std::string(severity_name(d.severity)) + "\">" +
          std::string(severity_name(d.severity)) + "</span> <a href=\"" + esc(d.path) + "\"><code>" + esc(where) +
-         "</code></a> <code>" + esc(d.code) + "</code> " + esc(d.message) + excerpt(d, ctx) + "</div>";
+         "</code></a> <code>" + esc(d.code) + "</code> " + prose(d.message) + excerpt(d, ctx) + "</div>";
 }
 
 }  // namespace
@@ -236,7 +251,7 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
           << severity_name(r->worst) << "<ul>";
       for (const auto& [code, n] : per_rule) {
         const RuleInfo* rule = ctx.findings.registry.find(code);
-        out << "<li><code>" << esc(code) << "</code> " << (rule ? esc(rule->name) : "") << " ×" << n << (rule ? ": " + esc(rule->summary()) : "")
+        out << "<li><code>" << esc(code) << "</code> " << (rule ? esc(rule->name) : "") << " ×" << n << (rule ? ": " + prose(rule->summary()) : "")
             << "</li>";
       }
       out << "</ul></li>";
