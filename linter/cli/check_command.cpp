@@ -116,13 +116,16 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   python::PythonAnalyzer python(rules, python_rules());
   DiscoveryOptions discovery;
   discovery.project_root = run.project_root;
+  // One walk finds the Python files and the C++ sources (linted by torchlint-cpp).
   discovery.extensions = python.extensions();
+  const auto& cpp_extensions = cpp_source_extensions();
+  discovery.extensions.insert(discovery.extensions.end(), cpp_extensions.begin(), cpp_extensions.end());
   if (run.config) discovery.exclude = run.config->exclude;
   std::vector<FileError> errors;
   std::vector<std::string> paths = request.paths;
   if (paths.empty()) paths.push_back(".");
   auto files = discover_files(paths, discovery, errors);
-  auto cpp_files = split_cpp_files(files, paths, discovery);  // linted by torchlint-cpp
+  auto cpp_files = split_cpp_files(files);
   run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());

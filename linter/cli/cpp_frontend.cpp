@@ -87,27 +87,14 @@ std::string slurp(const fs::path& p) {
 bool is_cpp_source(const std::string& path) { return has_ext(path, kSources); }
 bool is_cpp_file(const std::string& path) { return has_ext(path, kSources) || has_ext(path, kHeaders); }
 
-std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files, const std::vector<std::string>& inputs,
-                                            DiscoveryOptions discovery) {
+const std::vector<std::string>& cpp_source_extensions() { return kSources; }
+
+std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files) {
   std::vector<DiscoveredFile> cpp;
-  std::set<std::string> seen;
-  for (auto& f : files) {
-    if (is_cpp_file(f.path.string()) && seen.insert(f.display).second) cpp.push_back(f);
+  for (const auto& f : files) {
+    if (is_cpp_file(f.path.string())) cpp.push_back(f);
   }
   std::erase_if(files, [](const DiscoveredFile& f) { return is_cpp_file(f.path.string()); });
-  std::vector<std::string> dirs;
-  std::error_code ec;
-  for (const auto& p : inputs) {
-    if (fs::is_directory(p, ec)) dirs.push_back(p);
-  }
-  if (!dirs.empty()) {
-    discovery.extensions = kSources;
-    std::vector<FileError> ignored;  // the Python walk has reported them already
-    for (auto& f : discover_files(dirs, discovery, ignored)) {
-      if (seen.insert(f.display).second) cpp.push_back(std::move(f));
-    }
-  }
-  std::sort(cpp.begin(), cpp.end(), [](const auto& a, const auto& b) { return a.display < b.display; });
   return cpp;
 }
 

@@ -17,10 +17,11 @@ namespace torchlint::cli {
 bool is_cpp_source(const std::string& path);
 bool is_cpp_file(const std::string& path);
 
-// Moves the C++ files out of `files` (explicitly named ones land there whatever their
-// extension) and adds the C++ sources under the directories of `inputs`.
-std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files, const std::vector<std::string>& inputs,
-                                            DiscoveryOptions discovery);
+// The extensions of the C++ sources a directory walk collects (headers only when named).
+const std::vector<std::string>& cpp_source_extensions();
+// Moves the C++ files out of `files`: those found in directories (discovered with
+// cpp_source_extensions() among the extensions) and those named explicitly.
+std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files);
 
 // Runs torchlint-cpp (beside this executable, then on PATH; TORCHLINT_CPP overrides) on
 // `files` and merges its findings. Without torchlint-cpp it says so once on stderr.

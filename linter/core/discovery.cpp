@@ -20,9 +20,40 @@ constexpr std::array kSkippedDirectories = {
 
 std::string generic(const fs::path& p) { return p.lexically_normal().generic_string(); }
 
-std::string relative_to(const fs::path& path, const fs::path& base) {
+// Whether an absolute POSIX path string is already in normal form: no `.` or `..`
+// component, no repeated or trailing separator.
+bool is_normal_absolute(std::string_view p) {
+  if (p.empty() || p.front() != '/') return false;
+  if (p.size() > 1 && p.back() == '/') return false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != '/') continue;
+    std::string_view rest = p.substr(i + 1);
+    if (rest.starts_with('/') || rest == "." || rest.starts_with("./") || rest == ".." || rest.starts_with("../")) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `path` relative to `base`, or `path` itself (normalised) when it is not under `base`;
+// relative paths are taken from `cwd`.
+std::string relative_to(const fs::path& path, const fs::path& base, const fs::path& cwd) {
+  // Fast path, by string, for the common case of clean paths under `base`: the walk calls
+  // this twice per file, and the std::filesystem operations below allocate a lot.
+  std::string joined;
+  if (!path.is_absolute() && !cwd.empty()) joined = cwd.native() + "/" + path.native();
+  std::string_view p = path.is_absolute() ? std::string_view(path.native()) : std::string_view(joined);
+  if (!p.empty() && is_normal_absolute(p)) {
+    std::string_view b = base.native();
+    if (b.size() > 1 && b.back() == '/') b.remove_suffix(1);
+    if (is_normal_absolute(b)) {
+      if (p == b) return ".";
+      if (b == "/") return std::string(p.substr(1));
+      if (p.size() > b.size() && p.starts_with(b) && p[b.size()] == '/') return std::string(p.substr(b.size() + 1));
+    }
+  }
   std::error_code ec;
-  fs::path abs = fs::absolute(path, ec);
+  fs::path abs = path.is_absolute() || cwd.empty() ? fs::absolute(path, ec) : cwd / path;
   fs::path rel = abs.lexically_normal().lexically_relative(base);
   if (rel.empty() || rel.native().starts_with("..")) return generic(path);
   return generic(rel);
@@ -48,12 +79,12 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
   std::set<std::string> seen;
 
   auto add = [&](const fs::path& p, bool explicit_) {
-    std::string display = relative_to(p, cwd);
+    std::string display = relative_to(p, cwd, cwd);
     if (!seen.insert(display).second) return;
     DiscoveredFile f;
     f.path = p;
     f.display = display;
-    f.relative = relative_to(p, root);
+    f.relative = relative_to(p, root, cwd);
     f.explicitly_given = explicit_;
     if (excluded(f.relative, options.exclude)) return;
     files.push_back(std::move(f));
@@ -95,13 +126,13 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
         bool skip = std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end();
         // A virtualenv under any name carries pyvenv.cfg.
         if (!skip) skip = fs::exists(entry.path() / "pyvenv.cfg", entry_ec);
-        if (!skip) skip = excluded(relative_to(entry.path(), root), options.exclude);
+        if (!skip) skip = excluded(relative_to(entry.path(), root, cwd), options.exclude);
         if (skip) it.disable_recursion_pending();
         continue;
       }
       if (!has_extension(entry.path(), options.extensions)) continue;
       if (is_symlink && !fs::exists(entry.path(), entry_ec)) {
-        errors.push_back({relative_to(entry.path(), cwd), "cannot follow symbolic link (dangling or a loop)"});
+        errors.push_back({relative_to(entry.path(), cwd, cwd), "cannot follow symbolic link (dangling or a loop)"});
         continue;
       }
       if (is_symlink && fs::is_directory(entry.path(), entry_ec)) continue;

@@ -295,6 +295,12 @@ bool Checker::enter(TSNode node) {
     case Kind::kString:
       // f-strings can hold calls in their interpolations; plain strings hold nothing.
       return ts_node_named_child_count(node) > 2;
+    case Kind::kAttribute: {
+      // `name.attr` holds nothing the traversal acts on: not worth visiting its three
+      // leaves. Anything else on the left (a call, a subscript) is walked.
+      if (ts_node_child_count(node) != 3 || ts_node_has_error(node)) return true;
+      return Syntax::get().kind(ts_node_child(node, 0)) != Kind::kIdentifier;
+    }
     default:
       return true;
   }

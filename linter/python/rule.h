@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,50 @@ struct AssignEvent {
 };
 
 class RuleContext;
+
+// State a rule or analysis keeps per function, by qualname (the module's own code is a
+// function too). The entry of the function being traversed is looked up once per
+// function rather than once per event: events come by the hundred per function.
+template <class T>
+class PerFunction {
+ public:
+  T& current(const SemanticModel& model) {
+    const FunctionState& fn = model.function();
+    // The node tells apart functions whose states reuse an address.
+    if (!current_ || current_fn_ != &fn || current_node_ != fn.node.id) {
+      current_ = &by_qualname_[fn.qualname];
+      current_fn_ = &fn;
+      current_node_ = fn.node.id;
+    }
+    return *current_;
+  }
+  // The current function's entry if it has one (no entry is created).
+  const T* find_current(const SemanticModel& model) const {
+    const FunctionState& fn = model.function();
+    if (current_ && current_fn_ == &fn && current_node_ == fn.node.id) return current_;
+    auto it = by_qualname_.find(fn.qualname);
+    return it == by_qualname_.end() ? nullptr : &it->second;
+  }
+  T& operator[](const std::string& qualname) { return by_qualname_[qualname]; }
+  T* find(const std::string& qualname) {
+    auto it = by_qualname_.find(qualname);
+    return it == by_qualname_.end() ? nullptr : &it->second;
+  }
+  void erase(const std::string& qualname) {
+    by_qualname_.erase(qualname);
+    current_ = nullptr;
+  }
+  void clear() {
+    by_qualname_.clear();
+    current_ = nullptr;
+  }
+
+ private:
+  std::unordered_map<std::string, T> by_qualname_;
+  T* current_ = nullptr;
+  const FunctionState* current_fn_ = nullptr;
+  const void* current_node_ = nullptr;
+};
 
 // A per-file analysis that several rules read (the training checkpoints of TL301–TL303,
 // the request handlers of TL701–TL703, ...). The Checker creates it the first time a rule

@@ -74,7 +74,7 @@ std::string SemanticModel::qualify(std::string_view name) const {
 }
 
 const ClassInfo* SemanticModel::class_info(std::string_view qualname) const {
-  auto it = class_by_qualname_.find(std::string(qualname));
+  auto it = class_by_qualname_.find(qualname);
   return it == class_by_qualname_.end() ? nullptr : classes_[it->second].get();
 }
 

@@ -167,7 +167,7 @@ class SemanticModel {
   std::vector<Scope> scopes_;
   std::vector<size_t> scope_stack_;
   std::vector<std::unique_ptr<ClassInfo>> classes_;
-  std::unordered_map<std::string, size_t> class_by_qualname_;
+  std::unordered_map<std::string_view, size_t> class_by_qualname_;  // views of ClassInfo::qualname
   std::vector<std::unique_ptr<FunctionState>> functions_;  // stack; [0] is the module
   std::vector<std::pair<GradContext, bool>> contexts_;     // (kind, disables grad)
   std::vector<LoopState> loops_;

@@ -6,11 +6,6 @@
 
 namespace torchlint::python {
 
-const Syntax& Syntax::get() {
-  static const Syntax instance;
-  return instance;
-}
-
 Syntax::Syntax() : language_(tree_sitter_python()) {
   static const std::unordered_map<std::string_view, Kind> by_name = {
       {"module", Kind::kModule},

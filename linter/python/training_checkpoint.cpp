@@ -107,13 +107,30 @@ std::vector<std::string> name_tokens(std::string_view name) {
   return out;
 }
 
+// Whether `name` contains `needle` (lower case), ignoring case: a cheap test that rules
+// out most names before they are split into tokens.
+bool contains_lower(std::string_view name, std::string_view needle) {
+  if (needle.size() > name.size()) return false;
+  for (size_t i = 0; i + needle.size() <= name.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(name[i + k])) == needle[k]) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
 bool names_optimizer(std::string_view name) {
+  // Every optimizer token below contains "optim".
+  if (!contains_lower(last_component(name), "optim")) return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"state", "sd", "lr", "scheduler", "sched"})) return false;
   return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
 }
 
 bool names_scheduler(std::string_view name) {
+  // Every scheduler token below contains "sched" or "lrs".
+  std::string_view last = last_component(name);
+  if (!contains_lower(last, "sched") && !contains_lower(last, "lrs")) return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"})) return false;
   return has_token(tokens, {"scheduler", "schedulers", "sched", "lrscheduler", "lrs"});
@@ -885,9 +902,22 @@ bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) c
   return library_callables_.contains(std::string(name));
 }
 
+bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
+  if (!may_have_handlers_) {
+    // The frameworks of is_app_constructor and is_handler (flask covers flask_restx and
+    // flask_smorest), and the route path of a router imported from elsewhere.
+    static constexpr std::string_view kNeedles[] = {"fastapi", "flask", "quart",    "sanic", "starlette", "litestar",
+                                                    "aiohttp", "bentoml", "ray",    "\"/",  "'/"};
+    std::string_view text = ctx.model().source();
+    may_have_handlers_ = std::any_of(std::begin(kNeedles), std::end(kNeedles),
+                                     [&](std::string_view n) { return text.find(n) != std::string_view::npos; });
+  }
+  return *may_have_handlers_;
+}
+
 bool RequestHandlers::current_is_handler(RuleContext& ctx) {
   const FunctionState& fn = ctx.model().function();
-  if (fn.is_module_level) return false;
+  if (fn.is_module_level || !may_have_handlers(ctx)) return false;
   auto [it, inserted] = cache_.try_emplace(fn.node.id, false);
   if (inserted) it->second = is_handler(fn, ctx.model());
   return it->second;

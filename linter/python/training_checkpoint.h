@@ -166,6 +166,10 @@ class RequestHandlers final : public Analysis {
   void on_assign(const AssignEvent& event, RuleContext& ctx) override;
   // Whether the function being traversed is a request handler.
   bool current_is_handler(RuleContext& ctx);
+  // Whether any function of the file can be a request handler: false when the file names
+  // no web or serving framework and has no route path literal, which is what every way
+  // is_handler recognises a handler needs. Decided once per file from its text.
+  bool may_have_handlers(RuleContext& ctx);
   // Whether `name` ("pipe", "self.yolo") holds the result of a library call that is not a
   // torch model run by forward (HF pipelines, tokenizers, YOLO wrappers, ONNX sessions).
   bool is_library_callable(std::string_view name, RuleContext& ctx) const;
@@ -176,6 +180,7 @@ class RequestHandlers final : public Analysis {
   std::unordered_set<std::string> services_;   // names bound to bentoml.Service objects
   std::unordered_set<std::string> library_callables_;  // "<owner>|name"
   std::unordered_map<const void*, bool> cache_;
+  std::optional<bool> may_have_handlers_;
 };
 
 }  // namespace torchlint::python

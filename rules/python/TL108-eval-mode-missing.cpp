@@ -91,16 +91,16 @@ class EvalModeMissing final : public Rule {
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
     const Syntax& syn = Syntax::get();
     if (event.op != "=" || syn.kind(event.target) != Kind::kIdentifier) return;
-    auto& models = scope(ctx);
-    std::string name(ctx.text(event.target));
-    if (!ctx.model().function().is_module_level) assigned_[ctx.model().function().qualname].insert(name);
+    FunctionData& data = current(ctx);
+    std::string_view name = ctx.text(event.target);
+    if (!ctx.model().function().is_module_level) data.assigned.insert(name);
     std::optional<Tracked> tracked =
-        ts_node_is_null(event.value) ? std::nullopt : analyse(name, event.value, ctx, models);
+        ts_node_is_null(event.value) ? std::nullopt : analyse(name, event.value, ctx, data.models);
     if (tracked) {
       tracked->line = ts_node_start_point(event.node).row + 1;
-      models[name] = std::move(*tracked);
-    } else {
-      models.erase(name);
+      data.models.insert_or_assign(name, std::move(*tracked));
+    } else if (!data.models.empty()) {
+      data.models.erase(name);
     }
   }
 
@@ -121,14 +121,15 @@ class EvalModeMissing final : public Rule {
     bool to_train = call.method == "train" && !to_eval;
     if (to_eval) ctx.add_fact(kFactCallsEval);
 
-    auto& models = scope(ctx);
+    FunctionData& data = current(ctx);
+    Models& models = data.models;
     const FunctionState& fn = model.function();
     bool in_function = !fn.is_module_level;
 
     // Mode changes on a tracked model (`model.eval()`, `model.module.eval()`); an eval()
     // on anything else (`m.eval()` over `model.modules()`) may concern it too.
     if (to_eval || to_train) {
-      std::string root = receiver_root(call, ctx);
+      std::string_view root = receiver_root(call, ctx);
       Tracked* t = root.empty() ? nullptr : find(models, root);
       if (t) {
         t->eval = to_eval;
@@ -137,13 +138,13 @@ class EvalModeMissing final : public Rule {
         if (in_function) {
           // A parameter or a module-level model put in eval mode inside this function;
           // an eval() on anything else (`m.eval()` over `model.modules()`) may be either.
-          const Models& globals = scopes_[module_scope(ctx)];
+          const Models& globals = module_data(ctx).models;
           if (!root.empty() && is_parameter(root, ctx)) {
-            param_state_[fn.qualname].evaluated.insert(root);
+            data.params.evaluated.insert(root);
           } else if (!root.empty() && globals.contains(root)) {
             global_eval_.insert(root);
           } else {
-            param_state_[fn.qualname].any_eval = true;
+            data.params.any_eval = true;
             global_eval_any_ = true;
           }
         }
@@ -172,39 +173,38 @@ class EvalModeMissing final : public Rule {
       forwarded = call.receiver;
     }
     if (!ts_node_is_null(forwarded)) {
-      std::string name(model.text(forwarded));
+      std::string_view name = model.text(forwarded);
       if (Tracked* t = find(models, name)) {
         if (call.method != "forward") note_forward(*t, call, ctx);
       } else if (in_function) {
-        note_outside_use(name, call, "", ctx);
+        note_outside_use(data, name, call, {}, ctx);
       }
     }
 
     // The model handed to an export API or to other code; at module level only a tracked
     // model matters.
     if (!in_function && models.empty()) return;
-    uint32_t n = ts_node_is_null(call.arguments) ? 0 : ts_node_named_child_count(call.arguments);
-    for (uint32_t i = 0, position = 0; i < n; ++i) {
-      TSNode arg = ts_node_named_child(call.arguments, i);
-      bool keyword = syn.kind(arg) == Kind::kKeywordArgument;
-      TSNode value = keyword ? field(arg, syn.fields().value) : arg;
+    for (size_t i = 0, position = 0; i < call.arg_count; ++i) {
+      const CallArgument& arg = call.args[i];
+      bool keyword = arg.kind == Kind::kKeywordArgument;
       size_t index = keyword ? SIZE_MAX : position++;
+      TSNode value = arg.value;
       if (ts_node_is_null(value) || syn.kind(value) != Kind::kIdentifier) continue;
-      std::string name(model.text(value));
-      std::string_view kw = keyword ? model.text(field(arg, syn.fields().name)) : std::string_view();
+      std::string_view name = model.text(value);
+      std::string_view kw = keyword ? arg.name : std::string_view();
       bool exported = export_call && (keyword ? (kw == "model" || kw == "mod" || kw == "obj" || kw == "func")
-                                              : ts_node_eq(arg, call.positional(0)));
+                                              : ts_node_eq(value, call.positional(0)));
       Tracked* t = find(models, name);
       if (!t) {
         if (!in_function) continue;
         if (exported) {
-          note_outside_use(name, call, *call.qualname, ctx);
+          note_outside_use(data, name, call, *call.qualname, ctx);
         } else if (!call.qualname ||
                    !api::is_external_package(std::string_view(*call.qualname).substr(0, call.qualname->find('.')))) {
           // Handed to code that may switch modes: follow it no further.
           if (is_parameter(name, ctx)) {
-            param_state_[fn.qualname].unknown.insert(name);
-          } else if (scopes_[module_scope(ctx)].contains(name)) {
+            data.params.unknown.insert(name);
+          } else if (module_data(ctx).models.contains(name)) {
             global_unknown_.insert(name);
           }
         }
@@ -225,7 +225,7 @@ class EvalModeMissing final : public Rule {
       if (api::is_external_package(top)) continue;
       // A function of this file: its evaluation of the parameter is judged with this model.
       if (call.qualname->starts_with(model.module_name() + ".")) {
-        call_sites_.push_back({*call.qualname, index, std::string(kw), name, *t,
+        call_sites_.push_back({*call.qualname, index, std::string(kw), std::string(name), *t,
                                fn.steps_optimizer || fn.calls_backward, fn.name, ts_node_start_point(call.node).row + 1});
       }
       t->helpers.push_back(*call.qualname);
@@ -246,9 +246,9 @@ class EvalModeMissing final : public Rule {
     const SemanticModel& model = ctx.model();
     report_outside_uses(ctx);
     flush(model.function(), ctx);
-    scopes_.clear();
-    assigned_.clear();
-    param_state_.clear();
+    functions_.clear();
+    current_ = nullptr;
+    current_node_ = {};
     outside_uses_.clear();
     call_sites_.clear();
     global_eval_.clear();
@@ -260,18 +260,42 @@ class EvalModeMissing final : public Rule {
   }
 
  private:
-  using Models = std::unordered_map<std::string, Tracked>;
+  // Names are views of the file's text, which outlives the rule's state for that file.
+  using Models = std::unordered_map<std::string_view, Tracked>;
+  using Names = std::unordered_set<std::string_view>;
 
-  Models& scope(RuleContext& ctx) { return scopes_[ctx.model().function().qualname]; }
-  // The key of the module's own scope (built once per file).
-  const std::string& module_scope(RuleContext& ctx) {
+  struct ParamState {
+    Names evaluated;  // parameters put in eval mode in the function
+    Names unknown;    // parameters handed to other code first
+    bool any_eval = false;  // some eval() torchlint cannot attribute
+  };
+  // What the rule knows of one function (by qualname; the module's code is one too).
+  struct FunctionData {
+    Models models;     // models built here and still tracked (until the function ends)
+    Names assigned;    // local names
+    ParamState params;
+    Names outside;     // names whose first outside use was recorded
+  };
+
+  // The data of the function being traversed. Looked up once per function, not per event:
+  // the node identifies the function while it is traversed.
+  FunctionData& current(RuleContext& ctx) {
+    const FunctionState& fn = ctx.model().function();
+    if (!current_ || current_node_.id != fn.node.id || current_fn_ != &fn) {
+      current_ = &functions_[fn.qualname];
+      current_node_ = fn.node;
+      current_fn_ = &fn;
+    }
+    return *current_;
+  }
+  FunctionData& module_data(RuleContext& ctx) {
     if (module_scope_.empty()) module_scope_ = ctx.model().module_name() + "." + std::string(kModuleFunction);
-    return module_scope_;
+    return functions_[module_scope_];
   }
 
   // What an assigned value makes of the name: a new model in training mode, the same
   // model moved (`model.to(device)`), or something torchlint does not track.
-  static std::optional<Tracked> analyse(const std::string& target, TSNode value, RuleContext& ctx, Models& models) {
+  static std::optional<Tracked> analyse(std::string_view target, TSNode value, RuleContext& ctx, Models& models) {
     const SemanticModel& model = ctx.model();
     const Syntax& syn = Syntax::get();
     std::optional<bool> mode;  // the outermost .eval()/.train() in the chain decides
@@ -297,7 +321,7 @@ class EvalModeMissing final : public Rule {
     }
     Tracked t;
     if (syn.kind(node) == Kind::kIdentifier) {
-      auto it = models.find(std::string(model.text(node)));
+      auto it = models.find(model.text(node));
       if (it == models.end()) return std::nullopt;
       // An alias (`net = model`) shares the mode: stop following both.
       if (it->first != target) {
@@ -380,29 +404,30 @@ class EvalModeMissing final : public Rule {
     return false;
   }
 
-  static Tracked* find(Models& models, const std::string& name) {
+  static Tracked* find(Models& models, std::string_view name) {
+    if (models.empty()) return nullptr;
     auto it = models.find(name);
     return it == models.end() ? nullptr : &it->second;
   }
 
   // `model` in `model.eval()`, `model.module.eval()`, `model.backbone.load_state_dict(...)`.
-  static std::string receiver_root(const CallEvent& call, RuleContext& ctx) {
+  static std::string_view receiver_root(const CallEvent& call, RuleContext& ctx) {
     const Syntax& syn = Syntax::get();
     TSNode r = call.receiver;
     for (int depth = 0; depth < 4 && !ts_node_is_null(r) && syn.kind(r) == Kind::kAttribute; ++depth) {
       r = field(r, syn.fields().object);
     }
     if (ts_node_is_null(r) || syn.kind(r) != Kind::kIdentifier) return {};
-    return std::string(ctx.text(r));
+    return ctx.text(r);
   }
 
-  static bool is_parameter(const std::string& name, RuleContext& ctx) {
+  static bool is_parameter(std::string_view name, RuleContext& ctx) {
     const Binding* b = ctx.model().lookup(name);
     return b && b->kind == BindingKind::kParameter;
   }
 
   // Position of parameter `name` among the function's parameters (`self` not counted).
-  static std::optional<size_t> parameter_index(const FunctionState& fn, const std::string& name, RuleContext& ctx) {
+  static std::optional<size_t> parameter_index(const FunctionState& fn, std::string_view name, RuleContext& ctx) {
     const Syntax& syn = Syntax::get();
     TSNode params = field(fn.node, syn.fields().parameters);
     uint32_t n = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
@@ -425,26 +450,24 @@ class EvalModeMissing final : public Rule {
 
   // A forward pass or export inside a function of a model it did not build: a parameter
   // (judged with the models this file passes in) or a module-level model.
-  void note_outside_use(const std::string& name, const CallEvent& call, const std::string& api, RuleContext& ctx) {
+  void note_outside_use(FunctionData& data, std::string_view name, const CallEvent& call, std::string_view api,
+                        RuleContext& ctx) {
+    if (data.assigned.contains(name) || data.outside.contains(name)) return;
     const FunctionState& fn = ctx.model().function();
-    auto local = assigned_.find(fn.qualname);
-    if (local != assigned_.end() && local->second.contains(name)) return;
     // Checked before building the record: most calls are not a first use.
     std::optional<size_t> parameter;
     if (is_parameter(name, ctx)) {
-      ParamState& ps = param_state_[fn.qualname];
+      const ParamState& ps = data.params;
       if (ps.any_eval || ps.evaluated.contains(name) || ps.unknown.contains(name)) return;
       parameter = parameter_index(fn, name, ctx);
       if (!parameter) return;
     }
-    for (const auto& u : outside_uses_) {
-      if (u.function == fn.qualname && u.name == name) return;  // the first use decides
-    }
-    outside_uses_.push_back(OutsideUse{call.node, fn.qualname, fn.name, name, api, parameter});
+    data.outside.insert(name);  // the first use decides
+    outside_uses_.push_back(OutsideUse{call.node, fn.qualname, fn.name, std::string(name), std::string(api), parameter});
   }
 
   void report_outside_uses(RuleContext& ctx) {
-    auto& globals = scopes_[module_scope(ctx)];
+    Models& globals = module_data(ctx).models;
     for (const auto& u : outside_uses_) {
       if (trains_.contains(u.function)) continue;
       if (u.parameter) {
@@ -493,13 +516,14 @@ class EvalModeMissing final : public Rule {
     return out;
   }
 
-  static std::string describe(const std::string& name, const Tracked& t) {
+  static std::string describe(std::string_view name, const Tracked& t) {
     std::string what = t.project_class.empty() ? "`" + t.type + "`" : "a `" + t.type + "`";
     if (t.type.starts_with("timm")) what = t.type;
-    return "`" + name + "` (" + what + " built on line " + std::to_string(t.line) + ")";
+    return "`" + std::string(name) + "` (" + what + " built on line " + std::to_string(t.line) + ")";
   }
 
-  void report_export(const std::string& name, const Tracked& t, const CallEvent& call, RuleContext& ctx) {
+  void report_export(std::string_view model_name, const Tracked& t, const CallEvent& call, RuleContext& ctx) {
+    const std::string name(model_name);
     const std::string& full = *call.qualname;
     ctx.report(call.node,
                describe(name, t) + " is exported with `" + full +
@@ -509,10 +533,10 @@ class EvalModeMissing final : public Rule {
   }
 
   void flush(const FunctionState& fn, RuleContext& ctx) {
-    auto it = scopes_.find(fn.qualname);
-    if (it == scopes_.end()) return;
-    Models models = std::move(it->second);
-    scopes_.erase(it);
+    auto it = functions_.find(fn.qualname);
+    if (it == functions_.end() || it->second.models.empty()) return;
+    Models models = std::move(it->second.models);
+    it->second.models.clear();
     // A function that trains runs its forward passes in training mode on purpose.
     if (fn.calls_backward || fn.steps_optimizer) return;
     std::vector<std::pair<std::string, const Tracked*>> found;
@@ -532,11 +556,6 @@ class EvalModeMissing final : public Rule {
     }
   }
 
-  struct ParamState {
-    std::unordered_set<std::string> evaluated;  // parameters put in eval mode in the function
-    std::unordered_set<std::string> unknown;    // parameters handed to other code first
-    bool any_eval = false;                      // some eval() torchlint cannot attribute
-  };
   struct OutsideUse {
     TSNode node{};
     std::string function;       // qualname
@@ -557,13 +576,14 @@ class EvalModeMissing final : public Rule {
   };
 
   std::string module_scope_;
-  std::unordered_map<std::string, Models> scopes_;
-  std::unordered_map<std::string, std::unordered_set<std::string>> assigned_;  // local names per function
-  std::unordered_map<std::string, ParamState> param_state_;
+  std::unordered_map<std::string, FunctionData> functions_;  // by qualname
+  FunctionData* current_ = nullptr;
+  TSNode current_node_{};
+  const FunctionState* current_fn_ = nullptr;
   std::vector<OutsideUse> outside_uses_;
   std::vector<CallSite> call_sites_;
-  std::unordered_set<std::string> global_eval_;     // names put in eval mode inside functions
-  std::unordered_set<std::string> global_unknown_;  // names handed to other code inside functions
+  Names global_eval_;     // names put in eval mode inside functions
+  Names global_unknown_;  // names handed to other code inside functions
   bool global_eval_any_ = false;                    // an eval() on something torchlint cannot name
   std::unordered_set<std::string> trains_;
   // This file's functions: what they call, and which build train-mode layers directly.

@@ -12,31 +12,33 @@ using nn_stack::is_type;
 
 std::string module_class_fact(std::string_view qualname) { return "torch-module-class:" + std::string(qualname); }
 
-// Whether the subtree calls some `__init__` (`super().__init__()`, `Base.__init__(self)`)
-// or, in `calls_self`, a method of self that may do so.
-void scan(TSNode node, const SemanticModel& m, bool& calls_init, bool& calls_self, int depth = 0) {
-  if (ts_node_is_null(node) || calls_init) return;
-  if (depth > 200) {
-    calls_init = true;  // too deep to be sure: assume the call is in there
-    return;
-  }
-  if (is_type(node, "function_definition") || is_type(node, "class_definition") || is_type(node, "lambda")) {
-    if (depth > 0) return;  // a nested definition does not run here
-  }
-  // `super().__init__(...)`, `Base.__init__(self)`, and `init = super().__init__`.
-  if (is_type(node, "attribute") && m.text(child_by(node, "attribute")) == "__init__") {
-    calls_init = true;
-    return;
-  }
-  if (is_type(node, "call")) {
-    TSNode callee = child_by(node, "function");
-    if (is_type(callee, "attribute")) {
-      TSNode obj = child_by(callee, "object");
-      if (is_type(obj, "identifier") && m.text(obj) == "self") calls_self = true;
+// Whether `body` calls some `__init__` (`super().__init__()`, `Base.__init__(self)`) or,
+// in `calls_self`, a method of self that may do so. Nested definitions do not run here.
+void scan(TSNode body, const SemanticModel& m, bool& calls_init, bool& calls_self) {
+  const Syntax& syn = Syntax::get();
+  const Fields& f = syn.fields();
+  walk_named(body, [&](TSNode node, uint32_t depth) {
+    if (calls_init) return false;
+    if (depth > 200) {
+      calls_init = true;  // too deep to be sure: assume the call is in there
+      return false;
     }
-  }
-  uint32_t n = ts_node_named_child_count(node);
-  for (uint32_t i = 0; i < n; ++i) scan(ts_node_named_child(node, i), m, calls_init, calls_self, depth + 1);
+    Kind k = syn.kind(node);
+    if ((k == Kind::kFunctionDefinition || k == Kind::kClassDefinition || k == Kind::kLambda) && depth > 0) return false;
+    // `super().__init__(...)`, `Base.__init__(self)`, and `init = super().__init__`.
+    if (k == Kind::kAttribute && m.text(field(node, f.attribute)) == "__init__") {
+      calls_init = true;
+      return false;
+    }
+    if (k == Kind::kCall) {
+      TSNode callee = field(node, f.function);
+      if (syn.kind(callee) == Kind::kAttribute) {
+        TSNode obj = field(callee, f.object);
+        if (syn.kind(obj) == Kind::kIdentifier && m.text(obj) == "self") calls_self = true;
+      }
+    }
+    return true;
+  });
 }
 
 // A stub body: docstring, `...`, `pass`-free placeholders and `raise`.
@@ -80,7 +82,7 @@ class MissingSuperInit final : public Rule {
     TSNode body = child_by(node, "body");
     uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
     TSNode init{};
-    bool other_method_inits = false;
+    std::vector<TSNode> other_methods;  // scanned only if __init__ delegates to self
     for (uint32_t i = 0; i < n; ++i) {
       TSNode c = ts_node_named_child(body, i);
       bool decorated = is_type(c, "decorated_definition");
@@ -98,9 +100,7 @@ class MissingSuperInit final : public Rule {
         if (decorated) return;  // @overload stubs and wrapped initialisers
         init = c;
       } else {
-        bool calls_init = false, calls_self = false;
-        scan(child_by(c, "body"), m, calls_init, calls_self);
-        other_method_inits |= calls_init;
+        other_methods.push_back(c);
       }
     }
     if (ts_node_is_null(init) || is_stub(child_by(init, "body"))) return;
@@ -108,7 +108,13 @@ class MissingSuperInit final : public Rule {
     scan(child_by(init, "body"), m, calls_init, calls_self);
     if (calls_init) return;
     // __init__ delegating to a helper method that runs the base initialiser.
-    if (calls_self && other_method_inits) return;
+    if (calls_self) {
+      for (TSNode method : other_methods) {
+        bool method_inits = false, method_calls_self = false;
+        scan(child_by(method, "body"), m, method_inits, method_calls_self);
+        if (method_inits) return;
+      }
+    }
     std::string cls_name(m.text(child_by(node, "name")));
     std::string base = base_name.empty() ? "nn.Module" : "`" + base_name + "` (an nn.Module)";
     ctx.report(child_by(init, "name"),

@@ -94,7 +94,8 @@ class ServingWithoutEval final : public Rule {
  public:
   void on_start(RuleContext& ctx) override { handlers_ = &ctx.analysis<RequestHandlers>(); }
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
-    if (event.op != "=" || ts_node_is_null(event.value)) return;
+    // What models are made of matters only for what handlers serve.
+    if (event.op != "=" || ts_node_is_null(event.value) || !handlers_->may_have_handlers(ctx)) return;
     const SemanticModel& model = ctx.model();
     const Syntax& syn = Syntax::get();
     const FunctionState& fn = model.function();
@@ -141,6 +142,7 @@ class ServingWithoutEval final : public Rule {
     if (call.qualname && (call.qualname->ends_with(".from_pretrained") || *call.qualname == "torch.jit.load")) {
       sets_eval_.insert(fn.qualname);
     }
+    if (!handlers_->may_have_handlers(ctx)) return;  // the rest concerns served models only
     // A model handed to a project function, which may put it in eval mode.
     if (!ts_node_is_null(call.arguments)) {
       for (size_t i = 0; i < call.arg_count; ++i) {

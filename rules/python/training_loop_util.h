@@ -247,17 +247,22 @@ inline bool is_loss_function(std::string_view qualname) {
 
 // A call of a loss criterion: `criterion(out, y)` with `criterion = nn.CrossEntropyLoss()`,
 // `F.cross_entropy(...)`, `self.loss_fn(...)`.
-inline bool is_criterion_call(TSNode call, const SemanticModel& model) {
-  TSNode callee = field(call, Syntax::get().fields().function);
+// is_criterion_call for a callee whose qualified name `q` is already resolved.
+inline bool is_criterion_callee(TSNode callee, const std::optional<std::string>& q, const SemanticModel& model) {
   if (ts_node_is_null(callee)) return false;
   if (model.infer_value(callee).kind == ValueKind::kLoss) return true;
-  if (auto q = model.resolve_qualified_name(callee); q && is_loss_function(*q)) return true;
+  if (q && is_loss_function(*q)) return true;
   Kind k = Syntax::get().kind(callee);
   if (k != Kind::kIdentifier && k != Kind::kAttribute) return false;
   std::string n = key(model.text(callee));
   return n == "criterion" || n.starts_with("criterion_") || n == "loss_fn" || n == "loss_func" ||
          n == "loss_function" || n == "loss_fct" || n == "lossfn" || n.ends_with("_criterion") ||
          n.ends_with("_loss_fn");
+}
+
+inline bool is_criterion_call(TSNode call, const SemanticModel& model) {
+  TSNode callee = field(call, Syntax::get().fields().function);
+  return !ts_node_is_null(callee) && is_criterion_callee(callee, model.resolve_qualified_name(callee), model);
 }
 
 // The origin of the values bound to names, per function, in source order. A shared
@@ -269,10 +274,10 @@ class TensorNames final : public Analysis {
   void on_function_end(const FunctionState& fn, RuleContext&) override { function_end(fn); }
 
   Origin origin(std::string_view name, const SemanticModel& model) const {
-    auto fit = names_.find(model.function().qualname);
-    if (fit == names_.end()) return Origin::kUnknown;
-    auto it = fit->second.find(name);
-    return it == fit->second.end() ? Origin::kUnknown : it->second;
+    const Names* names = names_.find_current(model);
+    if (!names) return Origin::kUnknown;
+    auto it = names->find(name);
+    return it == names->end() ? Origin::kUnknown : it->second;
   }
 
   Origin classify(TSNode expr, const SemanticModel& model, int depth = 0) const {
@@ -322,15 +327,14 @@ class TensorNames final : public Analysis {
     }
     if (k == Kind::kCall) {
       TSNode callee = field(expr, f.function);
-      if (auto q = model.resolve_qualified_name(callee)) {
-        if (*q == "builtins.float" || *q == "builtins.int" || *q == "builtins.len" || *q == "builtins.round" ||
-            *q == "builtins.bool" || *q == "builtins.str") {
-          return Origin::kPython;
-        }
+      const auto q = model.resolve_qualified_name(callee);  // once: the checks below share it
+      if (q && (*q == "builtins.float" || *q == "builtins.int" || *q == "builtins.len" || *q == "builtins.round" ||
+                *q == "builtins.bool" || *q == "builtins.str")) {
+        return Origin::kPython;
       }
-      if (is_criterion_call(expr, model)) return Origin::kLoss;
+      if (is_criterion_callee(callee, q, model)) return Origin::kLoss;
       if (!model.forward_pass_target(expr, true).empty()) return Origin::kOutput;
-      if (auto q = model.resolve_qualified_name(callee); q && q->starts_with("torch.")) {
+      if (q && q->starts_with("torch.")) {
         // torch.max(outputs, 1), torch.sigmoid(logits): computed from the first argument.
         TSNode args = field(expr, f.arguments);
         TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
@@ -354,9 +358,9 @@ class TensorNames final : public Analysis {
   void on_assign(const AssignEvent& a, const SemanticModel& model) {
     if (ts_node_is_null(a.target)) return;
     Kind tk = Syntax::get().kind(a.target);
-    auto& names = names_[model.function().qualname];
+    Names& names = names_.current(model);
     if (tk == Kind::kIdentifier) {
-      std::string name(model.text(a.target));
+      std::string_view name = model.text(a.target);
       Origin value = classify(a.value, model);
       if (a.op != "=") {
         Origin old = origin(name, model);
@@ -367,7 +371,7 @@ class TensorNames final : public Analysis {
           }
         }
       }
-      names[name] = value;
+      set(names, name, value);
     } else if (tk == Kind::kPatternList || tk == Kind::kTuple) {
       // `out, aux = model(x)`: the parts of a forward output are outputs; `loss, n =
       // loss.item(), len(x)` pairs up; anything else makes the names unknown again.
@@ -376,26 +380,31 @@ class TensorNames final : public Analysis {
       bool paired = (vk == Kind::kExpressionList || vk == Kind::kTuple) &&
                     ts_node_named_child_count(a.value) == n;
       Origin whole = paired ? Origin::kUnknown : classify(a.value, model);
-      std::vector<std::pair<std::string, Origin>> bound;
+      std::vector<std::pair<std::string_view, Origin>> bound;
       for (uint32_t i = 0; i < n; ++i) {
         TSNode part = ts_node_named_child(a.target, i);
         if (Syntax::get().kind(part) != Kind::kIdentifier) continue;
         Origin o = paired ? classify(ts_node_named_child(a.value, i), model) : (whole == Origin::kOutput ? whole : Origin::kUnknown);
-        bound.emplace_back(std::string(model.text(part)), o);
+        bound.emplace_back(model.text(part), o);
       }
-      for (auto& [name, o] : bound) names[name] = o;
+      for (auto& [name, o] : bound) set(names, name, o);
     }
   }
 
   void function_end(const FunctionState& fn) { names_.erase(fn.qualname); }
 
  private:
-  // Looked up by string_view, without a copy of the name.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, std::unordered_map<std::string, Origin, NameHash, std::equal_to<>>> names_;
+  // Names are views of the file's text; an unknown origin is not stored (origin() of an
+  // absent name is unknown), which keeps the maps small.
+  using Names = std::unordered_map<std::string_view, Origin>;
+  static void set(Names& names, std::string_view name, Origin o) {
+    if (o != Origin::kUnknown) {
+      names.insert_or_assign(name, o);
+    } else if (!names.empty()) {
+      names.erase(name);
+    }
+  }
+  PerFunction<Names> names_;
 };
 
 // The identifier an expression is computed from (`loss` in `(loss * 2).mean()`), when
