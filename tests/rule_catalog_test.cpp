@@ -75,6 +75,15 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
         CHECK_MESSAGE(rule.doc.find(section) != std::string_view::npos, "missing section " << section);
       }
     }
+    // A rule torchlint-cpp implements has its C++ doc beside the C++ rule, and the
+    // embedded doc carries it (TL000 and TL001 are the front-ends' own, not rules).
+    bool cpp_rule = std::find(rule.languages.begin(), rule.languages.end(), Language::kCpp) != rule.languages.end();
+    if (cpp_rule && rule.code != "TL000" && rule.code != "TL001") {
+      fs::path cpp_doc = fs::path("rules/cpp") / (rule.code + "-" + rule.name + ".md");
+      CHECK_MESSAGE(fs::exists(cpp_doc), "no C++ doc " << cpp_doc);
+      CHECK_MESSAGE(fs::exists(fs::path(cpp_doc).replace_extension(".cpp")), "no C++ rule beside " << cpp_doc);
+      CHECK_MESSAGE(rule.doc.find("\n## C++\n") != std::string_view::npos, "the doc has no C++ section");
+    }
     // Rule -> item: every rule belongs to an item, and that item lists it back (the
     // scorecard counts a rule's findings against the items that list it).
     CHECK_FALSE(rule.checklist_items.empty());
