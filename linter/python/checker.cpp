@@ -118,7 +118,19 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
   result_.diagnostics.push_back(std::move(d));
 }
 
+bool Checker::holds_no_events(TSNode node) const {
+  if (ts_node_has_error(node)) return false;
+  uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+  if (end >= marks_.size() || start > end) return false;
+  if (start < end && file_.text()[start] == '(') ++start;
+  return marks_[end] == marks_[start];
+}
+
 FileResult Checker::run() {
+  std::string_view source = file_.text();
+  marks_.resize(source.size() + 1);
+  marks_[0] = 0;
+  for (size_t i = 0; i < source.size(); ++i) marks_[i + 1] = marks_[i] + (source[i] == '(' || source[i] == '#');
   for (auto& r : rules_) {
     current_rule_ = &r;
     r.rule->on_start(*this);
@@ -244,11 +256,11 @@ bool Checker::enter(TSNode node) {
     case Kind::kFutureImportStatement:
       statements_.push_back(node);
       return false;
-    case Kind::kExpressionStatement:
+    case Kind::kExpressionStatement:  // its assignment is read when it is left
     case Kind::kReturnStatement:
     case Kind::kSimpleStatement:
       statements_.push_back(node);
-      return true;
+      return !holds_no_events(node);
     case Kind::kFunctionDefinition:
       on_function_enter(node);
       return true;
@@ -302,7 +314,7 @@ bool Checker::enter(TSNode node) {
       return Syntax::get().kind(ts_node_child(node, 0)) != Kind::kIdentifier;
     }
     default:
-      return true;
+      return !Syntax::get().is_expression(node) || !holds_no_events(node);
   }
 }
 

@@ -54,6 +54,12 @@ class Checker final : public RuleContext {
   void add_fact(FunctionState& fn, std::string_view fact);
   void record_call_edge(const std::string& callee);
 
+  // Whether `node` (an expression or simple statement) holds nothing the traversal acts
+  // on: no call and no comment, so no '(' and no '#' in its text (its own opening
+  // parenthesis aside), and no syntax error. About half the nodes of typical code are
+  // inside such subtrees; not visiting them is the cheapest way to handle them.
+  bool holds_no_events(TSNode node) const;
+
   // Parent of the node being entered (ts_node_parent re-walks from the root).
   TSNode parent_node() const { return ancestors_.size() >= 2 ? ancestors_[ancestors_.size() - 2] : TSNode{}; }
 
@@ -67,6 +73,7 @@ class Checker final : public RuleContext {
   TSTreeCursor arg_cursor_{};            // reused to read them
   SemanticModel model_;
   FileResult result_;
+  std::vector<uint32_t> marks_;         // marks_[i]: count of '(' and '#' in the first i bytes
   std::vector<TSNode> ancestors_;       // path from the root to the current node
   std::vector<TSNode> statements_;      // enclosing simple statements
   std::vector<size_t> with_pushes_;     // contexts pushed per with statement

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace torchlint::python {
 
@@ -86,6 +87,21 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
     if (!name) continue;
     auto it = by_name.find(name);
     if (it != by_name.end()) kinds_[s] = it->second;
+  }
+  static const std::unordered_set<std::string_view> expressions = {
+      "assignment", "augmented_assignment", "binary_operator", "boolean_operator", "comparison_operator",
+      "unary_operator", "not_operator", "subscript", "slice", "list", "tuple", "dictionary", "set", "pair",
+      "keyword_argument", "parenthesized_expression", "conditional_expression", "expression_list", "pattern_list",
+      "tuple_pattern", "list_pattern", "concatenated_string", "type", "generic_type", "union_type",
+      "default_parameter", "typed_parameter", "typed_default_parameter", "list_splat", "dictionary_splat", "await",
+      "yield", "list_comprehension", "dictionary_comprehension", "set_comprehension", "generator_expression",
+      "named_expression", "parameters", "argument_list", "lambda",
+  };
+  expression_.assign(count, false);
+  for (uint32_t s = 0; s < count; ++s) {
+    if (ts_language_symbol_type(language_, static_cast<TSSymbol>(s)) != TSSymbolTypeRegular) continue;
+    const char* name = ts_language_symbol_name(language_, static_cast<TSSymbol>(s));
+    if (name && expressions.contains(name)) expression_[s] = true;
   }
   // ERROR is symbol 65535 (ts_builtin_sym_error), outside the table: handled by callers
   // through ts_node_is_error / has_error.

@@ -94,11 +94,18 @@ class Syntax {
     return s < kinds_.size() ? kinds_[s] : Kind::kOther;
   }
   const Fields& fields() const { return fields_; }
+  // An expression (or an expression-level part such as a parameter list or a keyword
+  // argument): it holds no statement, whatever its text.
+  bool is_expression(TSNode node) const {
+    TSSymbol s = ts_node_symbol(node);
+    return s < expression_.size() && expression_[s];
+  }
 
  private:
   Syntax();
   const TSLanguage* language_;
   std::vector<Kind> kinds_;
+  std::vector<bool> expression_;
   Fields fields_{};
 };
 
