@@ -905,9 +905,11 @@ bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) c
 bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
   if (!may_have_handlers_) {
     // The frameworks of is_app_constructor and is_handler (flask covers flask_restx and
-    // flask_smorest), and the route path of a router imported from elsewhere.
-    static constexpr std::string_view kNeedles[] = {"fastapi", "flask", "quart",    "sanic", "starlette", "litestar",
-                                                    "aiohttp", "bentoml", "ray",    "\"/",  "'/"};
+    // flask_smorest; Ray Serve is imported as `ray.serve` or `from ray import serve`),
+    // and the route path of a router imported from elsewhere.
+    static constexpr std::string_view kNeedles[] = {"fastapi",  "flask",   "quart",     "sanic",        "starlette",
+                                                    "litestar", "aiohttp", "bentoml",   "ray.serve",    "import serve",
+                                                    "\"/",      "'/"};
     std::string_view text = ctx.model().source();
     may_have_handlers_ = std::any_of(std::begin(kNeedles), std::end(kNeedles),
                                      [&](std::string_view n) { return text.find(n) != std::string_view::npos; });

@@ -275,6 +275,8 @@ class EvalModeMissing final : public Rule {
     Names assigned;    // local names
     ParamState params;
     Names outside;     // names whose first outside use was recorded
+    const std::string* qualname = nullptr;  // the key of this entry
+    std::string name;                       // the function's short name
   };
 
   // The data of the function being traversed. Looked up once per function, not per event:
@@ -282,7 +284,7 @@ class EvalModeMissing final : public Rule {
   FunctionData& current(RuleContext& ctx) {
     const FunctionState& fn = ctx.model().function();
     if (!current_ || current_node_.id != fn.node.id || current_fn_ != &fn) {
-      current_ = &functions_[fn.qualname];
+      current_ = &entry(fn.qualname, fn.name);
       current_node_ = fn.node;
       current_fn_ = &fn;
     }
@@ -290,7 +292,15 @@ class EvalModeMissing final : public Rule {
   }
   FunctionData& module_data(RuleContext& ctx) {
     if (module_scope_.empty()) module_scope_ = ctx.model().module_name() + "." + std::string(kModuleFunction);
-    return functions_[module_scope_];
+    return entry(module_scope_, kModuleFunction);
+  }
+  FunctionData& entry(const std::string& qualname, std::string_view name) {
+    auto [it, inserted] = functions_.try_emplace(qualname);
+    if (inserted) {
+      it->second.qualname = &it->first;
+      it->second.name = std::string(name);
+    }
+    return it->second;
   }
 
   // What an assigned value makes of the name: a new model in training mode, the same
@@ -463,40 +473,43 @@ class EvalModeMissing final : public Rule {
       if (!parameter) return;
     }
     data.outside.insert(name);  // the first use decides
-    outside_uses_.push_back(OutsideUse{call.node, fn.qualname, fn.name, std::string(name), std::string(api), parameter});
+    outside_uses_.push_back(OutsideUse{call.node, &data, name, std::string(api), parameter});
   }
 
   void report_outside_uses(RuleContext& ctx) {
     Models& globals = module_data(ctx).models;
     for (const auto& u : outside_uses_) {
-      if (trains_.contains(u.function)) continue;
+      const std::string& function = *u.function->qualname;
+      const std::string& function_name = u.function->name;
+      const std::string name(u.name);
+      if (trains_.contains(function)) continue;
       if (u.parameter) {
         for (const auto& site : call_sites_) {
-          if (site.callee != u.function) continue;
-          if (site.keyword.empty() ? site.index != *u.parameter : site.keyword != u.name) continue;
+          if (site.callee != function) continue;
+          if (site.keyword.empty() ? site.index != *u.parameter : site.keyword != name) continue;
           const Tracked& t = site.model;
           if (t.eval || t.unknown_use || !(t.weights || site.caller_trains)) continue;
           std::string what = u.api.empty() ? "runs inference on" : "exports";
           ctx.report(u.node,
-                     "`" + u.function_name + "` " + what + " `" + u.name + "` in training mode: `" +
+                     "`" + function_name + "` " + what + " `" + name + "` in training mode: `" +
                          site.caller + "` passes " + describe(site.model_name, t) + " on line " +
                          std::to_string(site.line) + " without calling `" + site.model_name +
                          ".eval()` first, so dropout stays active and batch norm uses per-batch statistics; call `" +
-                         u.name + ".eval()` here or before the call",
+                         name + ".eval()` here or before the call",
                      std::nullopt, conditions(t, t.helpers));
           break;
         }
         continue;
       }
-      Tracked* t = find(globals, u.name);
+      Tracked* t = find(globals, name);
       if (!t || t->eval || t->unknown_use || global_eval_any_) continue;
-      if (global_eval_.contains(u.name) || global_unknown_.contains(u.name)) continue;
+      if (global_eval_.contains(name) || global_unknown_.contains(name)) continue;
       if (u.api.empty() && !t->weights) continue;
       std::string what = u.api.empty() ? "runs inference on" : "exports";
       ctx.report(u.node,
-                 "`" + u.function_name + "` " + what + " the module-level " + describe(u.name, *t) +
-                     " in training mode: nothing in this file calls `" + u.name +
-                     ".eval()`, so dropout stays active and batch norm uses per-batch statistics; call `" + u.name +
+                 "`" + function_name + "` " + what + " the module-level " + describe(name, *t) +
+                     " in training mode: nothing in this file calls `" + name +
+                     ".eval()`, so dropout stays active and batch norm uses per-batch statistics; call `" + name +
                      ".eval()` once after loading the weights",
                  std::nullopt, conditions(*t, t->helpers));
     }
@@ -558,9 +571,8 @@ class EvalModeMissing final : public Rule {
 
   struct OutsideUse {
     TSNode node{};
-    std::string function;       // qualname
-    std::string function_name;
-    std::string name;
+    const FunctionData* function = nullptr;  // where it is used (entries live until the file ends)
+    std::string_view name;
     std::string api;            // the export API, empty for a forward pass
     std::optional<size_t> parameter;
   };
