@@ -85,12 +85,14 @@ Analysis& Checker::add_analysis(const void* key, std::unique_ptr<Analysis> analy
 
 template <class F>
 void Checker::dispatch(F&& f) {
+  model_.begin_event();
   for (auto& a : analyses_) f(*a.second);
   for (auto& r : rules_) {
     current_rule_ = &r;
     f(*r.rule);
   }
   current_rule_ = nullptr;
+  model_.end_event();
 }
 
 void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, std::vector<ProjectCondition> conditions) {

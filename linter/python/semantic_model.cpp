@@ -85,7 +85,31 @@ const ClassInfo* SemanticModel::enclosing_class() const {
   return nullptr;
 }
 
+void SemanticModel::begin_event() const {
+  memo_active_ = true;
+  resolved_.clear();
+  inferred_.clear();
+}
+
 std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) const {
+  if (!memo_active_) return resolve_uncached(expr);
+  const NodeKey key{expr.id, ts_node_start_byte(expr)};
+  if (const auto* hit = resolved_.find(key)) return *hit;
+  auto result = resolve_uncached(expr);
+  resolved_.add(key, result);
+  return result;
+}
+
+ValueInfo SemanticModel::infer_value(TSNode expr) const {
+  if (!memo_active_) return infer_uncached(expr);
+  const NodeKey key{expr.id, ts_node_start_byte(expr)};
+  if (const auto* hit = inferred_.find(key)) return *hit;
+  ValueInfo result = infer_uncached(expr);
+  inferred_.add(key, result);
+  return result;
+}
+
+std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
   std::string_view parts[66];  // attribute names, innermost last (no heap allocation)
@@ -150,7 +174,7 @@ std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) co
   return api::canonical_name(std::move(result));
 }
 
-ValueInfo SemanticModel::infer_value(TSNode expr) const {
+ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
   for (int depth = 0; depth < 32 && !ts_node_is_null(expr); ++depth) {

@@ -4,6 +4,7 @@
 // conditions, functions and their facts. Rules read it; only the Checker writes it.
 #include <tree_sitter/api.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,36 @@ struct LoopState {
 
 enum class GradContext : uint8_t { kNoGrad, kEnableGrad, kAutocast, kDetectAnomaly, kOther };
 
+// A few answers about nodes (keyed by node identity), kept while one event is dispatched.
+struct NodeKey {
+  const void* id = nullptr;
+  uint32_t start = 0;
+  bool operator==(const NodeKey&) const = default;
+};
+
+template <class T>
+class EventMemo {
+ public:
+  const T* find(const NodeKey& key) const {
+    for (size_t i = 0; i < count_; ++i) {
+      if (entries_[i].first == key) return &entries_[i].second;
+    }
+    return nullptr;
+  }
+  void add(const NodeKey& key, const T& value) {
+    entries_[next_] = {key, value};
+    next_ = (next_ + 1) % kSize;
+    if (count_ < kSize) ++count_;
+  }
+  void clear() { count_ = next_ = 0; }
+
+ private:
+  static constexpr size_t kSize = 8;
+  std::array<std::pair<NodeKey, T>, kSize> entries_;
+  size_t count_ = 0;
+  size_t next_ = 0;
+};
+
 class SemanticModel {
  public:
   SemanticModel(std::string_view source, std::string module_name);
@@ -157,6 +188,17 @@ class SemanticModel {
 
  private:
   friend class Checker;
+
+  // While the Checker dispatches one event the model does not change (rules see it
+  // const), and several rules ask about the same nodes (a call's callee, an assigned
+  // value): their answers are kept for the event's duration.
+  void begin_event() const;
+  void end_event() const { memo_active_ = false; }
+  std::optional<std::string> resolve_uncached(TSNode expr) const;
+  ValueInfo infer_uncached(TSNode expr) const;
+  mutable bool memo_active_ = false;
+  mutable EventMemo<std::optional<std::string>> resolved_;
+  mutable EventMemo<ValueInfo> inferred_;
 
   Binding* bind(std::string_view name, Binding binding);
   std::string qualify(std::string_view name) const;  // name in the innermost def scope
