@@ -92,21 +92,11 @@ void SemanticModel::begin_event() const {
 }
 
 std::optional<std::string> SemanticModel::resolve_qualified_name(TSNode expr) const {
-  if (!memo_active_) return resolve_uncached(expr);
-  const NodeKey key{expr.id, ts_node_start_byte(expr)};
-  if (const auto* hit = resolved_.find(key)) return *hit;
-  auto result = resolve_uncached(expr);
-  resolved_.add(key, result);
-  return result;
+  return resolved_.get(memo_active_, expr, [this](TSNode e) { return resolve_uncached(e); });
 }
 
 ValueInfo SemanticModel::infer_value(TSNode expr) const {
-  if (!memo_active_) return infer_uncached(expr);
-  const NodeKey key{expr.id, ts_node_start_byte(expr)};
-  if (const auto* hit = inferred_.find(key)) return *hit;
-  ValueInfo result = infer_uncached(expr);
-  inferred_.add(key, result);
-  return result;
+  return inferred_.get(memo_active_, expr, [this](TSNode e) { return infer_uncached(e); });
 }
 
 std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {

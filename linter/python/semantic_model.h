@@ -131,6 +131,16 @@ class EventMemo {
     if (count_ < kSize) ++count_;
   }
   void clear() { count_ = next_ = 0; }
+  // compute(expr), answered from the memo when `active`.
+  template <class F>
+  T get(bool active, TSNode expr, F&& compute) {
+    if (!active) return compute(expr);
+    const NodeKey key{expr.id, ts_node_start_byte(expr)};
+    if (const T* hit = find(key)) return *hit;
+    T result = compute(expr);
+    add(key, result);
+    return result;
+  }
 
  private:
   static constexpr size_t kSize = 8;
