@@ -8,6 +8,8 @@ PACKAGES=(
   nodejs npm python3
   libtree-sitter-dev libtomlplusplus-dev libcli11-dev doctest-dev nlohmann-json3-dev
   zlib1g-dev libtorch-dev
+  # the allocator torchlint links (optional for the build, used when present)
+  libmimalloc-dev
   # torchlint-cpp (Clang LibTooling) and its benchmark against clang-tidy
   libclang-14-dev libclang-cpp14-dev llvm-14-dev clang-14 clang-tidy-14
   # the bounded libFuzzer runs of the checkpoint readers (tests/fuzz)

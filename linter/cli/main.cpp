@@ -19,6 +19,10 @@
 #include "core/rule_selection.h"
 #include "report/report.h"
 
+#if TORCHLINT_WITH_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 namespace {
 
 using namespace torchlint;
@@ -115,9 +119,21 @@ long apply_or_show_fixes(const cli::CheckRun& run, bool diff_only, bool unsafe) 
 
 }  // namespace
 
+// Which allocator serves this binary (see linter/cli/CMakeLists.txt), for bug reports and
+// for telling benchmark figures apart.
+static std::string allocator_note() {
+#if TORCHLINT_WITH_MIMALLOC
+  int v = mi_version();
+  return " (allocator: mimalloc " + std::to_string(v / 100) + "." + std::to_string(v % 100 / 10) + "." +
+         std::to_string(v % 10) + ")";
+#else
+  return "";
+#endif
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"torchlint: lint PyTorch training code against the best-practice checklist"};
-  app.set_version_flag("--version", std::string("torchlint ") + TORCHLINT_VERSION);
+  app.set_version_flag("--version", std::string("torchlint ") + TORCHLINT_VERSION + allocator_note());
   app.require_subcommand(1);
 
   auto* check = app.add_subcommand("check", "Lint Python files and directories");

@@ -123,16 +123,25 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
 bool Checker::holds_no_events(TSNode node) const {
   if (ts_node_has_error(node)) return false;
   uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
-  if (end >= marks_.size() || start > end) return false;
-  if (start < end && file_.text()[start] == '(') ++start;
-  return marks_[end] == marks_[start];
+  std::string_view text = file_.text();
+  if (end > text.size() || start > end) return false;
+  if (start < end && text[start] == '(') ++start;
+  // The traversal asks in document order, so the search resumes where the last one ended.
+  size_t i = next_mark_;
+  if (i > 0 && marks_[i - 1] >= start) {
+    i = static_cast<size_t>(std::lower_bound(marks_.begin(), marks_.end(), start) - marks_.begin());
+  } else {
+    while (i < marks_.size() && marks_[i] < start) ++i;
+  }
+  next_mark_ = i;
+  return i == marks_.size() || marks_[i] >= end;
 }
 
 FileResult Checker::run() {
   std::string_view source = file_.text();
-  marks_.resize(source.size() + 1);
-  marks_[0] = 0;
-  for (size_t i = 0; i < source.size(); ++i) marks_[i + 1] = marks_[i] + (source[i] == '(' || source[i] == '#');
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '(' || source[i] == '#') marks_.push_back(static_cast<uint32_t>(i));
+  }
   for (auto& r : rules_) {
     current_rule_ = &r;
     r.rule->on_start(*this);

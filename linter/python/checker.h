@@ -73,7 +73,8 @@ class Checker final : public RuleContext {
   TSTreeCursor arg_cursor_{};            // reused to read them
   SemanticModel model_;
   FileResult result_;
-  std::vector<uint32_t> marks_;         // marks_[i]: count of '(' and '#' in the first i bytes
+  std::vector<uint32_t> marks_;         // offsets of the '(' and '#' bytes, ascending
+  mutable size_t next_mark_ = 0;        // where holds_no_events resumes its search
   std::vector<TSNode> ancestors_;       // path from the root to the current node
   std::vector<TSNode> statements_;      // enclosing simple statements
   std::vector<size_t> with_pushes_;     // contexts pushed per with statement
