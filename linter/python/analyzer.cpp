@@ -112,7 +112,7 @@ FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const Analysis
   std::vector<Checker::ActiveRule> active;
   for (const auto& r : rules_) {
     if (options.enabled && !options.enabled->contains(r.index)) continue;
-    active.push_back({r.info, r.entry->make()});
+    active.push_back({r.info, r.entry->make(), r.entry->events});
   }
   Checker checker(file, tree, options, std::move(active));
   result = checker.run();

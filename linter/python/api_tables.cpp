@@ -1,3 +1,4 @@
+#include "core/name_table.h"
 #include "api_tables.h"
 
 #include <array>
@@ -10,8 +11,8 @@ namespace {
 
 // Public spellings -> canonical name. Versioned notes: names present in torch 1.13
 // through 2.x; the deprecated AMP names stay distinct from their replacements.
-const std::unordered_map<std::string_view, std::string_view>& aliases() {
-  static const std::unordered_map<std::string_view, std::string_view> table = {
+const NameMap<std::string_view>& aliases() {
+  static const NameMap<std::string_view> table = {
       {"torch.nn.DataParallel", kDataParallel},
       {"torch.nn.parallel.DataParallel", kDataParallel},
       {"torch.nn.parallel.data_parallel", kDataParallelFunction},
@@ -70,8 +71,7 @@ std::string_view last_component(std::string_view q) {
 
 std::string canonical_name(std::string name) {
   const auto& table = aliases();
-  auto it = table.find(name);
-  if (it != table.end()) return std::string(it->second);
+  if (const std::string_view* canonical = table.find(name)) return std::string(*canonical);
   // Modules re-export their classes: torch.nn.modules.conv.Conv2d is torch.nn.Conv2d.
   if (name.starts_with("torch.nn.modules.") && name != kModule) {
     std::string_view last = last_component(name);
@@ -123,7 +123,7 @@ ValueKind classify_call(std::string_view q) {
     if (last.starts_with("Parameter") || last == "Buffer") return ValueKind::kTensor;
     if (last.ends_with("Loss")) return ValueKind::kLoss;
     // Parameter-free building blocks are modules but never "the model".
-    static const std::unordered_set<std::string_view> layers = {
+    static const NameSet layers = {
         "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
         "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
         "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten",
@@ -158,7 +158,7 @@ bool is_module_base(std::string_view q) {
 }
 
 Rng seeded_by(std::string_view q) {
-  static const std::unordered_map<std::string_view, Rng> table = {
+  static const NameMap<Rng> table = {
       {"torch.random.manual_seed", Rng::kTorch},
       {"torch.random.seed", Rng::kTorch},
       {"torch.cuda.random.manual_seed", Rng::kTorch},
@@ -169,12 +169,12 @@ Rng seeded_by(std::string_view q) {
       {"transformers.set_seed", Rng::kAll},
       {"accelerate.utils.set_seed", Rng::kAll},
   };
-  auto it = table.find(q);
-  return it == table.end() ? Rng::kNone : it->second;
+  const Rng* rng = table.find(q);
+  return rng ? *rng : Rng::kNone;
 }
 
 Rng draws_from(std::string_view q) {
-  static const std::unordered_set<std::string_view> random_functions = {
+  static const NameSet random_functions = {
       "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
       "random.shuffle", "random.sample", "random.uniform", "random.gauss", "random.normalvariate",
       "random.betavariate", "random.expovariate", "random.triangular", "random.getrandbits",
@@ -184,7 +184,7 @@ Rng draws_from(std::string_view q) {
     std::string_view fn = q.substr(13);
     if (fn.find('.') != std::string_view::npos) return Rng::kNone;
     // Generators and state plumbing are not draws from the global generator.
-    static const std::unordered_set<std::string_view> not_draws = {
+    static const NameSet not_draws = {
         "seed", "default_rng", "Generator", "RandomState", "SeedSequence", "get_state", "set_state",
         "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator",
     };
@@ -244,7 +244,7 @@ std::string_view usage_fact(std::string_view q) {
 }
 
 bool is_external_package(std::string_view top) {
-  static const std::unordered_set<std::string_view> known = {
+  static const NameSet known = {
       "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn",
       "builtins", "os", "sys", "math", "random", "re", "json", "time", "datetime", "logging",
       "argparse", "pathlib", "typing", "collections", "functools", "itertools", "dataclasses",

@@ -70,24 +70,28 @@ Checker::Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& op
     : file_(file), tree_(tree), options_(options), rules_(std::move(rules)), model_(file.text(), options.module) {}
 
 Analysis* Checker::find_analysis(const void* key) {
-  for (auto& [k, a] : analyses_) {
-    if (k == key) return a.get();
+  for (auto& a : analyses_) {
+    if (a.key == key) return a.analysis.get();
   }
   return nullptr;
 }
 
-Analysis& Checker::add_analysis(const void* key, std::unique_ptr<Analysis> analysis) {
+Analysis& Checker::add_analysis(const void* key, std::unique_ptr<Analysis> analysis, EventMask events) {
   // The analyses it builds on are created (and so fed) first.
   analysis->on_start(*this);
-  analyses_.emplace_back(key, std::move(analysis));
-  return *analyses_.back().second;
+  analyses_.push_back({key, std::move(analysis), events});
+  return *analyses_.back().analysis;
 }
 
 template <class F>
-void Checker::dispatch(F&& f) {
+void Checker::dispatch(Event event, F&& f) {
+  EventMask bit = event_bit(event);
   model_.begin_event();
-  for (auto& a : analyses_) f(*a.second);
+  for (auto& a : analyses_) {
+    if (a.events & bit) f(*a.analysis);
+  }
   for (auto& r : rules_) {
+    if (!(r.events & bit)) continue;
     current_rule_ = &r;
     f(*r.rule);
   }
@@ -182,7 +186,7 @@ FileResult Checker::run() {
   ts_tree_cursor_delete(&arg_cursor_);
   if (has_error && !first_error_) locate_hidden_error(root);
 
-  dispatch([&](auto& h) { h.on_module_end(*this); });
+  dispatch(Event::kModuleEnd, [&](auto& h) { h.on_module_end(*this); });
   FunctionState& top = model_.function();
   top.facts.qualname = top.qualname;
   result_.facts.module = model_.module_name();
@@ -357,7 +361,7 @@ void Checker::leave(TSNode node) {
       break;
     case Kind::kClassDefinition: {
       const ClassInfo& cls = *model_.classes_[static_cast<size_t>(model_.scopes_[model_.scope_stack_.back()].class_index)];
-      dispatch([&](auto& h) { h.on_class_end(cls, node, *this); });
+      dispatch(Event::kClassEnd, [&](auto& h) { h.on_class_end(cls, node, *this); });
       model_.scope_stack_.pop_back();
       break;
     }
@@ -369,7 +373,7 @@ void Checker::leave(TSNode node) {
     }
     case Kind::kForStatement:
     case Kind::kWhileStatement: {
-      dispatch([&](auto& h) { h.on_loop_end(model_.loops_.back(), *this); });
+      dispatch(Event::kLoopEnd, [&](auto& h) { h.on_loop_end(model_.loops_.back(), *this); });
       model_.loops_.pop_back();
       if (pushed_condition_.back()) model_.conditions_.pop_back();
       pushed_condition_.pop_back();
@@ -568,7 +572,7 @@ void Checker::add_fact(std::string_view fact) { add_fact(model_.function(), fact
 
 void Checker::on_function_leave(TSNode) {
   FunctionState& fn = model_.function();
-  dispatch([&](auto& h) { h.on_function_end(fn, *this); });
+  dispatch(Event::kFunctionEnd, [&](auto& h) { h.on_function_end(fn, *this); });
   model_.contexts_.resize(fn.context_base);
   result_.facts.functions.push_back(std::move(fn.facts));
   model_.scope_stack_.pop_back();
@@ -613,6 +617,7 @@ void Checker::on_decorator(TSNode node) {
   if (ts_node_is_null(expr) || Syntax::get().kind(expr) == Kind::kCall) return;  // calls come through on_call
   DecoratorEvent event{expr, model_.resolve_qualified_name(expr)};
   for (auto& r : rules_) {
+    if (!(r.events & event_bit(Event::kDecorator))) continue;
     current_rule_ = &r;
     r.rule->on_decorator(event, *this);
   }
@@ -836,7 +841,7 @@ void Checker::on_call(TSNode node) {
     if (!ts_node_is_null(device) && model_.infer_value(device).cuda) model_.uses_cuda_ = true;
   }
 
-  dispatch([&](auto& h) { h.on_call(event, *this); });
+  dispatch(Event::kCall, [&](auto& h) { h.on_call(event, *this); });
 
   // Mode changes take effect after the call.
   if (event.method == "eval" || event.method == "train") {
@@ -913,8 +918,10 @@ void Checker::on_assignment(TSNode node) {
 }
 
 void Checker::dispatch_assign(const AssignEvent& event) {
-  dispatch([&](auto& h) { h.on_assign(event, *this); });
-  for (auto& a : analyses_) a.second->after_assign(event, *this);
+  dispatch(Event::kAssign, [&](auto& h) { h.on_assign(event, *this); });
+  for (auto& a : analyses_) {
+    if (a.events & event_bit(Event::kAfterAssign)) a.analysis->after_assign(event, *this);
+  }
 }
 
 void Checker::on_comment(TSNode node) {

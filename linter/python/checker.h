@@ -15,6 +15,7 @@ class Checker final : public RuleContext {
   struct ActiveRule {
     const RuleInfo* info;
     std::unique_ptr<Rule> rule;
+    EventMask events = ~EventMask{0};  // what the rule handles: nothing else is dispatched to it
   };
 
   Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules);
@@ -28,12 +29,13 @@ class Checker final : public RuleContext {
 
  protected:
   Analysis* find_analysis(const void* key) override;
-  Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis) override;
+  Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis, EventMask events) override;
 
  private:
-  // Calls `f(handler)` for the shared analyses, then for the rules (current_rule_ set).
+  // Calls `f(handler)` for the shared analyses, then for the rules (current_rule_ set),
+  // that handle `event`.
   template <class F>
-  void dispatch(F&& f);
+  void dispatch(Event event, F&& f);
 
   bool enter(TSNode node);
   void leave(TSNode node);
@@ -67,7 +69,12 @@ class Checker final : public RuleContext {
   TSTree* tree_;
   const AnalysisOptions& options_;
   std::vector<ActiveRule> rules_;
-  std::vector<std::pair<const void*, std::unique_ptr<Analysis>>> analyses_;  // in feeding order
+  struct ActiveAnalysis {
+    const void* key;
+    std::unique_ptr<Analysis> analysis;
+    EventMask events;
+  };
+  std::vector<ActiveAnalysis> analyses_;  // in feeding order
   const ActiveRule* current_rule_ = nullptr;
   std::vector<CallArgument> call_args_;  // the arguments of the call being dispatched
   TSTreeCursor arg_cursor_{};            // reused to read them

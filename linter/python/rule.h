@@ -4,6 +4,7 @@
 // A rule never walks the tree itself and never prints.
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -140,6 +141,34 @@ class Analysis {
   virtual void on_module_end(RuleContext&) {}
 };
 
+// The events a rule or analysis handles. The Checker calls a handler only where the class
+// declares one: a call event would otherwise make some forty virtual calls, most of them
+// into the empty defaults, each touching a cold object and vtable.
+enum class Event : uint8_t { kCall, kDecorator, kAssign, kAfterAssign, kClassEnd, kFunctionEnd, kLoopEnd, kModuleEnd };
+using EventMask = uint32_t;
+constexpr EventMask event_bit(Event e) { return EventMask{1} << static_cast<unsigned>(e); }
+
+// The events class `T` handles, read from its declarations at compile time: `&T::on_call`
+// names a member of `Base` exactly when neither `T` nor a class between them declares it.
+template <class T, class Base>
+constexpr EventMask handled_events() {
+  EventMask m = 0;
+  auto declares = [](auto derived, auto base) { return !std::is_same_v<decltype(derived), decltype(base)>; };
+  if (declares(&T::on_call, &Base::on_call)) m |= event_bit(Event::kCall);
+  if (declares(&T::on_assign, &Base::on_assign)) m |= event_bit(Event::kAssign);
+  if (declares(&T::on_class_end, &Base::on_class_end)) m |= event_bit(Event::kClassEnd);
+  if (declares(&T::on_function_end, &Base::on_function_end)) m |= event_bit(Event::kFunctionEnd);
+  if (declares(&T::on_loop_end, &Base::on_loop_end)) m |= event_bit(Event::kLoopEnd);
+  if (declares(&T::on_module_end, &Base::on_module_end)) m |= event_bit(Event::kModuleEnd);
+  if constexpr (requires { &Base::on_decorator; }) {
+    if (declares(&T::on_decorator, &Base::on_decorator)) m |= event_bit(Event::kDecorator);
+  }
+  if constexpr (requires { &Base::after_assign; }) {
+    if (declares(&T::after_assign, &Base::after_assign)) m |= event_bit(Event::kAfterAssign);
+  }
+  return m;
+}
+
 namespace detail {
 template <class A>
 inline constexpr char analysis_key = 0;  // its address identifies analysis type A
@@ -163,12 +192,12 @@ class RuleContext {
   A& analysis() {
     const void* key = &detail::analysis_key<A>;
     if (Analysis* a = find_analysis(key)) return static_cast<A&>(*a);
-    return static_cast<A&>(add_analysis(key, std::make_unique<A>()));
+    return static_cast<A&>(add_analysis(key, std::make_unique<A>(), handled_events<A, Analysis>()));
   }
 
  protected:
   virtual Analysis* find_analysis(const void* key) = 0;
-  virtual Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis) = 0;
+  virtual Analysis& add_analysis(const void* key, std::unique_ptr<Analysis> analysis, EventMask events) = 0;
 };
 
 class Rule {
@@ -188,12 +217,14 @@ class Rule {
 struct RuleEntry {
   RuleInfo info;
   std::unique_ptr<Rule> (*make)();  // null for rules the front-end or session reports itself
+  EventMask events = ~EventMask{0};  // what the rule's class handles (rule_entry fills it in)
 };
 
 // The registry entry of rule class `R`.
 template <class R>
 RuleEntry rule_entry(RuleInfo info) {
-  return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); }};
+  return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); },
+          handled_events<R, Rule>()};
 }
 
 }  // namespace torchlint::python

@@ -1,3 +1,4 @@
+#include "core/name_table.h"
 #include "semantic_model.h"
 
 #include <algorithm>
@@ -9,7 +10,7 @@ namespace torchlint::python {
 namespace {
 
 bool is_builtin(std::string_view name) {
-  static const std::unordered_set<std::string_view> builtins = {
+  static const NameSet builtins = {
       "print", "len", "range", "enumerate", "zip", "map", "filter", "float", "int", "str", "bool",
       "list", "dict", "set", "tuple", "isinstance", "issubclass", "super", "open", "sum", "min", "max",
       "abs", "round", "sorted", "reversed", "any", "all", "getattr", "setattr", "hasattr", "type",
@@ -21,7 +22,7 @@ bool is_builtin(std::string_view name) {
 }
 
 bool is_module_method_returning_self(std::string_view method) {
-  static const std::unordered_set<std::string_view> methods = {
+  static const NameSet methods = {
       "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
       "share_memory", "type", "to_empty", "apply", "xpu", "mps",
   };
@@ -283,7 +284,7 @@ bool names_model(std::string_view name) {
     heap = lower_copy(name);
     n = heap;
   }
-  static const std::unordered_set<std::string_view> exact = {
+  static const NameSet exact = {
       "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
       "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student",
   };

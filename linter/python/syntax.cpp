@@ -1,3 +1,4 @@
+#include "core/name_table.h"
 #include "syntax.h"
 
 #include <cctype>
@@ -88,7 +89,7 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
     auto it = by_name.find(name);
     if (it != by_name.end()) kinds_[s] = it->second;
   }
-  static const std::unordered_set<std::string_view> expressions = {
+  static const NameSet expressions = {
       "assignment", "augmented_assignment", "binary_operator", "boolean_operator", "comparison_operator",
       "unary_operator", "not_operator", "subscript", "slice", "list", "tuple", "dictionary", "set", "pair",
       "keyword_argument", "parenthesized_expression", "conditional_expression", "expression_list", "pattern_list",

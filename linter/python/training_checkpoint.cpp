@@ -1,3 +1,4 @@
+#include "core/name_table.h"
 #include "training_checkpoint.h"
 
 #include <algorithm>
@@ -138,7 +139,7 @@ bool names_scheduler(std::string_view name) {
 
 bool names_model(std::string_view name) {
   std::string n = lower(last_component(name));
-  static const std::unordered_set<std::string_view> exact = {
+  static const NameSet exact = {
       "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
       "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student", "module", "models",
   };
@@ -206,7 +207,7 @@ std::vector<std::string> parameter_names(TSNode fn, const SemanticModel& model) 
 bool is_library_name(std::string_view q) {
   std::string_view top = q.substr(0, q.find('.'));
   if (api::is_external_package(top)) return true;
-  static const std::unordered_set<std::string_view> more = {
+  static const NameSet more = {
       "flask", "fastapi", "starlette", "litestar", "bentoml", "ray", "sanic", "quart", "aiohttp", "uvicorn",
       "pydantic", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "onnx", "openai", "peft",
       "trl", "huggingface_hub", "safetensors", "joblib", "tensorflow", "keras", "jax", "tensorboardX", "comet_ml",
@@ -397,7 +398,7 @@ void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict
     dict.progress = true;
   }
   // A bag torchlint cannot look into may hold any of the training state.
-  static const std::unordered_set<std::string_view> opaque = {
+  static const NameSet opaque = {
       "state", "states", "train_state", "training_state", "trainer_state", "trainer", "extra", "extras",
       "extra_state", "resume", "resume_state", "meta", "metadata", "info", "checkpoint", "ckpt", "progress",
       "train", "training", "misc", "others", "other",
@@ -686,7 +687,7 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
   // Changes to a dict being built: `state.update(...)`.
   if (!call.method.empty() && !ts_node_is_null(call.receiver) && syn.kind(call.receiver) == Kind::kIdentifier) {
     std::string_view name = model.text(call.receiver);
-    static const std::unordered_set<std::string_view> mutators = {"update", "setdefault", "pop", "popitem", "clear"};
+    static const NameSet mutators = {"update", "setdefault", "pop", "popitem", "clear"};
     if (mutators.contains(call.method)) {
       saving_[fn].mutated.insert(std::string(name));
       if (LocalDict* d = local_dict(fn, name)) {
@@ -841,7 +842,7 @@ bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, cons
 namespace {
 
 bool is_app_constructor(std::string_view q) {
-  static const std::unordered_set<std::string_view> apps = {
+  static const NameSet apps = {
       "fastapi.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter", "fastapi.applications.FastAPI",
       "flask.Flask", "flask.Blueprint", "flask.app.Flask", "flask.blueprints.Blueprint", "quart.Quart",
       "quart.Blueprint", "sanic.Sanic", "sanic.Blueprint", "starlette.applications.Starlette",
@@ -852,7 +853,7 @@ bool is_app_constructor(std::string_view q) {
 }
 
 bool is_route_verb(std::string_view verb) {
-  static const std::unordered_set<std::string_view> verbs = {
+  static const NameSet verbs = {
       "get", "post", "put", "delete", "patch", "head", "options", "route", "websocket", "api_route", "trace",
       "websocket_route", "view",
   };
@@ -861,7 +862,7 @@ bool is_route_verb(std::string_view verb) {
 
 bool names_app(std::string_view name) {
   std::string n = lower(last_component(name));
-  static const std::unordered_set<std::string_view> exact = {
+  static const NameSet exact = {
       "app", "application", "api", "router", "bp", "blueprint", "server", "routes", "api_router", "web_app",
   };
   return exact.contains(n) || n.ends_with("_app") || n.ends_with("_router") || n.ends_with("_bp") ||
@@ -871,7 +872,7 @@ bool names_app(std::string_view name) {
 // Libraries whose callables are not torch models run by forward (they handle grad mode
 // and eval themselves, or are not torch at all).
 bool is_non_torch_model_library(std::string_view q) {
-  static const std::unordered_set<std::string_view> tops = {
+  static const NameSet tops = {
       "transformers", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "openai", "vllm",
       "langchain", "spacy", "sklearn", "joblib", "pickle", "tensorflow", "keras", "easyocr", "whisper",
       "gradio", "tritonclient", "jax", "xgboost", "lightgbm", "open_clip", "clip",

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -17,7 +18,7 @@ std::string lower(std::string_view s) {
 
 // The function's name says it evaluates: validate, run_eval, test_epoch, predict, ...
 bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
-  static const std::unordered_set<std::string_view> tokens = {
+  static const NameSet tokens = {
       "eval", "evaluate", "evaluation", "evaluating", "validate", "validation", "valid", "val",
       "predict", "prediction", "predictions", "inference", "infer", "test", "testing",
   };

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -22,7 +23,7 @@ std::string_view last_name(std::string_view q) {
 }
 
 bool is_train_mode_layer(std::string_view q) {
-  static const std::unordered_set<std::string_view> layers = {
+  static const NameSet layers = {
       "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d", "torch.nn.AlphaDropout",
       "torch.nn.FeatureAlphaDropout", "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d",
       "torch.nn.SyncBatchNorm", "torch.nn.LazyBatchNorm1d", "torch.nn.LazyBatchNorm2d", "torch.nn.LazyBatchNorm3d",
@@ -51,7 +52,7 @@ bool is_library_model(std::string_view q) {
 }
 
 bool is_export(std::string_view q) {
-  static const std::unordered_set<std::string_view> apis = {
+  static const NameSet apis = {
       "torch.jit.trace", "torch.jit.script", "torch.jit.trace_module", "torch.onnx.export",
       "torch.onnx.dynamo_export", "torch.export.export", "torch.onnx.utils.export",
   };
@@ -60,7 +61,7 @@ bool is_export(std::string_view q) {
 
 // nn.Module methods that neither change the mode nor hide what a helper does.
 bool is_plain_module_method(std::string_view m) {
-  static const std::unordered_set<std::string_view> methods = {
+  static const NameSet methods = {
       "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "load_state_dict", "state_dict", "parameters",
       "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children", "named_children",
       "zero_grad", "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_buffer",
@@ -319,7 +320,7 @@ class EvalModeMissing final : public Rule {
       TSNode callee = field(node, syn.fields().function);
       if (syn.kind(callee) != Kind::kAttribute) break;
       std::string_view method = model.text(field(callee, syn.fields().attribute));
-      static const std::unordered_set<std::string_view> chain = {"to", "cuda", "cpu", "float", "half", "double",
+      static const NameSet chain = {"to", "cuda", "cpu", "float", "half", "double",
                                                                  "bfloat16", "requires_grad_", "train", "eval"};
       if (!chain.contains(method)) break;
       if (!mode && (method == "eval" || method == "train")) {

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -37,7 +38,7 @@ struct ModeEvent {
 // Parameter and attribute names that hold a model in training code.
 bool names_model(std::string_view text) {
   std::string n = key(text);
-  static const std::unordered_set<std::string_view> exact = {
+  static const NameSet exact = {
       "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
       "netg", "netd", "backbone", "policy", "student", "module",
   };

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -11,7 +12,7 @@ namespace {
 
 // Operations whose backward reads their *output*: modifying the result in place breaks it.
 bool saves_output_function(std::string_view q) {
-  static const std::unordered_set<std::string_view> fns = {
+  static const NameSet fns = {
       "torch.sigmoid", "torch.tanh", "torch.exp", "torch.relu", "torch.softmax", "torch.log_softmax", "torch.sqrt",
       "torch.rsqrt", "torch.reciprocal", "torch.special.expit", "torch.nn.functional.relu",
       "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.nn.functional.softmax",
@@ -20,19 +21,19 @@ bool saves_output_function(std::string_view q) {
   return fns.contains(q);
 }
 bool saves_output_method(std::string_view m) {
-  static const std::unordered_set<std::string_view> methods = {"sigmoid", "tanh", "exp", "relu", "softmax",
+  static const NameSet methods = {"sigmoid", "tanh", "exp", "relu", "softmax",
                                                                "log_softmax", "sqrt", "rsqrt", "reciprocal"};
   return methods.contains(m);
 }
 bool saves_output_module(std::string_view q) {
-  static const std::unordered_set<std::string_view> mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh",
+  static const NameSet mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh",
                                                             "torch.nn.Softmax", "torch.nn.LogSoftmax"};
   return mods.contains(q);
 }
 
 // Operations whose backward reads their *inputs* (weights' gradients need the input).
 bool saves_input_function(std::string_view q) {
-  static const std::unordered_set<std::string_view> fns = {
+  static const NameSet fns = {
       "torch.matmul", "torch.mm", "torch.bmm", "torch.mul", "torch.div", "torch.einsum", "torch.pow", "torch.log",
       "torch.sin", "torch.cos", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
       "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.nn.functional.layer_norm",
@@ -44,11 +45,11 @@ bool saves_input_function(std::string_view q) {
   return fns.contains(q);
 }
 bool saves_input_method(std::string_view m) {
-  static const std::unordered_set<std::string_view> methods = {"matmul", "mm", "bmm", "mul", "div", "pow", "log"};
+  static const NameSet methods = {"matmul", "mm", "bmm", "mul", "div", "pow", "log"};
   return methods.contains(m);
 }
 bool saves_input_module(std::string_view q) {
-  static const std::unordered_set<std::string_view> mods = {
+  static const NameSet mods = {
       "torch.nn.Linear", "torch.nn.Bilinear", "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d",
       "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d", "torch.nn.BatchNorm1d",
       "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d", "torch.nn.LayerNorm", "torch.nn.GroupNorm", "torch.nn.GELU",
@@ -61,21 +62,21 @@ bool saves_input_module(std::string_view q) {
 // Trailing-underscore methods that are not in-place arithmetic on the data.
 bool is_inplace_method(std::string_view m) {
   if (m.size() < 2 || !m.ends_with("_") || m.starts_with("_")) return false;
-  static const std::unordered_set<std::string_view> not_data = {"requires_grad_", "share_memory_", "detach_",
+  static const NameSet not_data = {"requires_grad_", "share_memory_", "detach_",
                                                                 "retain_grad_", "pin_memory_", "record_stream_"};
   return !not_data.contains(m);
 }
 
 // Results that are plain numbers or shapes, never tensors autograd saves.
 bool is_scalar_method(std::string_view m) {
-  static const std::unordered_set<std::string_view> methods = {"size", "dim", "numel", "item", "tolist", "ndimension",
+  static const NameSet methods = {"size", "dim", "numel", "item", "tolist", "ndimension",
                                                                "stride", "data_ptr", "element_size", "get_device"};
   return methods.contains(m);
 }
 
 // Fresh tensors: modifying them in place before use is the normal way to fill them.
 bool is_factory(std::string_view q) {
-  static const std::unordered_set<std::string_view> fns = {
+  static const NameSet fns = {
       "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like", "torch.ones_like",
       "torch.empty_like", "torch.full_like", "torch.rand", "torch.randn", "torch.randint", "torch.rand_like",
       "torch.randn_like", "torch.arange", "torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor",
@@ -84,7 +85,7 @@ bool is_factory(std::string_view q) {
   return fns.contains(q);
 }
 bool is_factory_method(std::string_view m) {
-  static const std::unordered_set<std::string_view> methods = {"clone", "new_zeros", "new_ones", "new_empty",
+  static const NameSet methods = {"clone", "new_zeros", "new_ones", "new_empty",
                                                                "new_full", "new_tensor", "copy"};
   return methods.contains(m);
 }

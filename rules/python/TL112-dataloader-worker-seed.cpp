@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/dataset_util.h"
 #include "python/rule.h"
 
@@ -25,13 +26,13 @@ constexpr const char* kFactNumpy = "dataset-numpy-rng:";
 
 // Generator objects: a copy travels into every worker with the same state.
 std::optional<std::string_view> rng_constructor(std::string_view q) {
-  static const std::unordered_set<std::string_view> ctors = {
+  static const NameSet ctors = {
       "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "random.Random",
       "torch.Generator", "torch._C.Generator",
   };
-  auto it = ctors.find(q);
-  if (it == ctors.end()) return std::nullopt;
-  return *it;
+  const std::string_view* name = ctors.find(q);
+  if (!name) return std::nullopt;
+  return *name;
 }
 
 bool is_self_attribute(TSNode node, const SemanticModel& model, std::string_view& attr) {

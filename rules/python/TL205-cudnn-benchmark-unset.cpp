@@ -1,6 +1,7 @@
 // TL205 cudnn-benchmark-unset: CNN training on CUDA that never decides cudnn.benchmark.
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/device_util.h"
 #include "python/rule.h"
 
@@ -35,7 +36,7 @@ bool is_cnn_name(std::string_view name) {
 // A convolutional network: conv layers, a torchvision CNN, a timm CNN by name.
 bool builds_conv(const CallEvent& call, const SemanticModel& model) {
   const std::string& q = *call.qualname;
-  static const std::unordered_set<std::string_view> layers = {
+  static const NameSet layers = {
       "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d",
       "torch.nn.LazyConv2d", "torch.nn.LazyConv3d",
   };
@@ -52,7 +53,7 @@ bool builds_conv(const CallEvent& call, const SemanticModel& model) {
 }
 
 bool variable_input(const std::string& q) {
-  static const std::unordered_set<std::string_view> layers = {
+  static const NameSet layers = {
       "torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU",
       "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
       "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",

@@ -1,6 +1,7 @@
 // TL305 save-whole-model: torch.save of a module object pickles its class by import path.
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -9,7 +10,7 @@ namespace {
 
 // Methods only an nn.Module has (optimizers also have state_dict and load_state_dict).
 bool is_module_method(std::string_view method) {
-  static const std::unordered_set<std::string_view> methods = {
+  static const NameSet methods = {
       "parameters", "named_parameters", "eval", "modules", "named_modules", "children", "named_children",
       "requires_grad_", "buffers", "named_buffers", "register_buffer", "register_forward_hook",
       "register_forward_pre_hook", "flatten_parameters",

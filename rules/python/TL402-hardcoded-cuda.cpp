@@ -1,6 +1,7 @@
 // TL402 hardcoded-cuda: CUDA assumed with no device-availability check in the program.
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -12,7 +13,7 @@ constexpr const char* kFactChecksDevice = "checks-device";
 constexpr const char* kFactCudaByDesign = "cuda-only-by-design";
 
 bool is_availability_check(std::string_view q) {
-  static const std::unordered_set<std::string_view> checks = {
+  static const NameSet checks = {
       "torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
       "torch.backends.mps.is_built", "torch.cuda.is_initialized", "torch.xpu.is_available",
       "torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.mps.is_available",

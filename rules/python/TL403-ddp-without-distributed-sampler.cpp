@@ -4,6 +4,7 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -20,7 +21,7 @@ bool is_iterable_base(std::string_view q) {
 }
 
 bool is_map_base(std::string_view q) {
-  static const std::unordered_set<std::string_view> bases = {
+  static const NameSet bases = {
       "torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torchvision.datasets.VisionDataset",
       "torchvision.datasets.vision.VisionDataset",
   };

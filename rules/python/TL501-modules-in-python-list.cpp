@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -104,7 +105,7 @@ class ModulesInPythonList final : public Rule {
     // `self.blocks.append(Block())`, `self.heads.update({...})`
     std::string receiver_attr = self_attr(call.receiver, m);
     if (!receiver_attr.empty()) {
-      static const std::unordered_set<std::string_view> adders = {"append", "insert", "extend", "update", "setdefault",
+      static const NameSet adders = {"append", "insert", "extend", "update", "setdefault",
                                                                   "__setitem__"};
       if (adders.contains(call.method) && !ts_node_is_null(call.arguments)) {
         uint32_t n = ts_node_named_child_count(call.arguments);

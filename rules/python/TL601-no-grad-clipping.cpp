@@ -2,6 +2,7 @@
 // clips gradients.
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -13,7 +14,7 @@ using namespace loop_util;
 
 // The layers whose training is prone to exploding gradients.
 bool is_recurrent_or_attention(std::string_view q) {
-  static const std::unordered_set<std::string_view> layers = {
+  static const NameSet layers = {
       "torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNNCell", "torch.nn.LSTMCell", "torch.nn.GRUCell",
       "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
       "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -97,7 +98,7 @@ class NoExperimentTracking final : public Rule {
         return !ts_node_is_null(with) && Syntax::get().kind(with) != Kind::kNone;
       }
     }
-    static const std::unordered_set<std::string_view> methods = {
+    static const NameSet methods = {
         "add_scalar", "add_scalars", "log_metrics", "log_metric", "log_scalar", "log_scalars", "init_trackers",
         "to_csv", "log_dict",
     };

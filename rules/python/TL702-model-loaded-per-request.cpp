@@ -2,6 +2,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -12,7 +13,7 @@ namespace {
 std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
   if (!call.qualname) return {};
   const std::string& q = *call.qualname;
-  static const std::unordered_set<std::string_view> loaders = {
+  static const NameSet loaders = {
       api::kTorchLoad, "torch.jit.load", "torch.jit._serialization.load", "torch.hub.load",
       "torch.hub.load_state_dict_from_url", "transformers.pipeline", "sentence_transformers.SentenceTransformer",
       "safetensors.torch.load_file", "torch.export.load",
@@ -30,7 +31,7 @@ std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
 }
 
 bool is_cache_decorator(std::string_view q) {
-  static const std::unordered_set<std::string_view> caches = {
+  static const NameSet caches = {
       "functools.lru_cache", "functools.cache", "functools.cached_property", "cachetools.cached",
       "cachetools.func.lru_cache", "cachetools.func.ttl_cache", "async_lru.alru_cache", "streamlit.cache_resource",
       "streamlit.cache", "streamlit.experimental_singleton",

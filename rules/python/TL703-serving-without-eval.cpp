@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -59,7 +60,7 @@ Creation classify(TSNode value, const SemanticModel& model) {
         c.source = Source::kEval;
         return c;
       }
-      static const std::unordered_set<std::string_view> same_module = {
+      static const NameSet same_module = {
           "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty",
       };
       if (same_module.contains(method)) {

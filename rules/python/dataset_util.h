@@ -4,12 +4,13 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint::python::dataset_util {
 
 inline bool is_dataset_base(std::string_view q) {
-  static const std::unordered_set<std::string_view> bases = {
+  static const NameSet bases = {
       "torch.utils.data.Dataset",          "torch.utils.data.dataset.Dataset",
       "torch.utils.data.IterableDataset",  "torch.utils.data.dataset.IterableDataset",
       "torch.utils.data.TensorDataset",    "torch.utils.data.dataset.TensorDataset",

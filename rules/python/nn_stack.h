@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint::python::nn_stack {
@@ -56,23 +57,23 @@ enum class Layer : uint8_t {
 inline Layer classify_layer(std::string_view q) {
   std::string_view n = nn_class(q);
   if (n.empty()) return Layer::kUnknown;
-  static const std::unordered_set<std::string_view> weights = {
+  static const NameSet weights = {
       "Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
       "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
       "LazyConvTranspose3d",
   };
-  static const std::unordered_set<std::string_view> norms = {
+  static const NameSet norms = {
       "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
       "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
       "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "RMSNorm", "LocalResponseNorm",
       "CrossMapLRN2d",
   };
-  static const std::unordered_set<std::string_view> activations = {
+  static const NameSet activations = {
       "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "CELU", "GELU", "SiLU", "Mish", "Softmax",
       "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
       "Hardshrink", "Softshrink", "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
   };
-  static const std::unordered_set<std::string_view> neutral = {
+  static const NameSet neutral = {
       "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Identity",
       "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
       "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
@@ -181,11 +182,11 @@ enum class CallCat : uint8_t {
 inline CallCat categorize(const std::optional<std::string>& qualname) {
   if (!qualname) return CallCat::kNoName;
   std::string_view q = *qualname;
-  static const std::unordered_set<std::string_view> joins = {
+  static const NameSet joins = {
       "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
       "torch.dstack", "torch.column_stack", "torch.add", "builtins.sum", "torch.sum", "torch.addcmul",
   };
-  static const std::unordered_set<std::string_view> norm_fns = {
+  static const NameSet norm_fns = {
       "torch.nn.functional.batch_norm", "torch.nn.functional.layer_norm", "torch.nn.functional.group_norm",
       "torch.nn.functional.instance_norm", "torch.nn.functional.normalize", "torch.nn.functional.rms_norm",
       "torch.nn.functional.local_response_norm", "torch.batch_norm", "torch.layer_norm", "torch.group_norm",
@@ -194,10 +195,10 @@ inline CallCat categorize(const std::optional<std::string>& qualname) {
       "torch.std", "torch.var", "torch.var_mean", "torch.std_mean", "torch.rsqrt", "torch.norm",
       "torch.linalg.norm", "torch.linalg.vector_norm",
   };
-  static const std::unordered_set<std::string_view> legacy = {
+  static const NameSet legacy = {
       "torch.sigmoid", "torch.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.special.expit",
   };
-  static const std::unordered_set<std::string_view> shape = {
+  static const NameSet shape = {
       "torch.flatten", "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
       "torch.nn.functional.dropout", "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
       "torch.nn.functional.dropout3d", "torch.nn.functional.alpha_dropout",
@@ -231,7 +232,7 @@ inline bool call_returns_non_module(std::string_view s) {
     return s.starts_with("torch.nn.functional.") || s.starts_with("torch.nn.init.");
   }
   if (s.starts_with("torch.")) return true;
-  static const std::unordered_set<std::string_view> value_packages = {
+  static const NameSet value_packages = {
       "builtins", "math", "numpy", "random", "os", "sys", "re", "json", "time", "datetime", "logging",
       "pathlib", "collections", "itertools", "typing", "dataclasses", "warnings", "argparse", "string",
   };
@@ -428,7 +429,7 @@ class Tracker {
     if (!ts_node_is_null(call.receiver) && is_type(call.receiver, "attribute")) {
       TSNode obj = child_by(call.receiver, "object");
       if (is_type(obj, "identifier") && m.text(obj) == "self") {
-        static const std::unordered_set<std::string_view> mutators = {
+        static const NameSet mutators = {
             "append", "extend", "insert", "update", "__setitem__", "setdefault", "add", "add_module", "register_module"};
         if (mutators.contains(call.method) && adds_module(call, m)) {
           std::string name(m.text(child_by(call.receiver, "attribute")));
@@ -503,7 +504,7 @@ class Tracker {
   Attr classify_value(TSNode v, const SemanticModel& m) {
     Attr a;
     if (ts_node_is_null(v)) return a;
-    static const std::unordered_set<std::string_view> values = {
+    static const NameSet values = {
         "integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis",
         "binary_operator", "unary_operator", "comparison_operator", "boolean_operator", "not_operator",
     };
@@ -537,7 +538,7 @@ class Tracker {
     if (q) return call_returns_non_module(*q);
     TSNode callee = child_by(call, "function");
     if (!is_type(callee, "attribute")) return false;
-    static const std::unordered_set<std::string_view> value_methods = {
+    static const NameSet value_methods = {
         "float", "bool", "long", "int", "half", "double", "clone", "detach", "view", "reshape", "unsqueeze",
         "squeeze", "contiguous", "numpy", "item", "tolist", "split", "format", "strip", "lower", "upper",
         "keys", "values", "items", "get", "join", "replace", "sum", "mean",
@@ -952,7 +953,7 @@ class Interp {
       Value recv = eval(obj, env);
       Value in = merge(recv, eval_args(args, env, nullptr, nullptr));
       std::string_view method = m_.text(child_by(callee, "attribute"));
-      static const std::unordered_set<std::string_view> shape = {
+      static const NameSet shape = {
           "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
           "float", "half", "double", "to", "type_as", "clone", "view_as", "reshape_as", "expand", "expand_as",
           "chunk", "split", "unbind", "narrow",
@@ -1061,7 +1062,7 @@ class Interp {
       if (type == "comparison_operator" || type == "boolean_operator") v.legacy.clear();
       return v;
     }
-    static const std::unordered_set<std::string_view> literals = {
+    static const NameSet literals = {
         "integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis", "comment",
         "slice",
     };

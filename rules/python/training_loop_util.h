@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/name_table.h"
 #include "python/rule.h"
 
 namespace torchlint::python::loop_util {
@@ -235,7 +236,7 @@ enum class Origin : uint8_t {
 inline bool is_loss_function(std::string_view qualname) {
   if (!qualname.starts_with("torch.nn.functional.")) return false;
   std::string_view fn = qualname.substr(20);
-  static const std::unordered_set<std::string_view> losses = {
+  static const NameSet losses = {
       "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
       "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "ctc_loss", "cosine_embedding_loss",
       "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",

@@ -1,0 +1,61 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/name_table.h"
+#include "python/rule.h"
+
+using namespace torchlint;
+
+TEST_CASE("NameSet finds exactly its names") {
+  NameSet set = {"torch.load", "torch.save", "", "numpy.random.seed", "torch.load"};
+  CHECK(set.contains("torch.load"));
+  CHECK(set.contains("torch.save"));
+  CHECK(set.contains(""));
+  CHECK(set.contains(std::string("numpy.random.") + "seed"));  // equal text, other storage
+  CHECK_FALSE(set.contains("torch.loa"));
+  CHECK_FALSE(set.contains("torch.load "));
+  CHECK_FALSE(set.contains("random.seed"));
+  const std::string_view* stored = set.find(std::string("torch.save"));
+  REQUIRE(stored);
+  CHECK(*stored == "torch.save");
+  CHECK(set.find("torch.jit.save") == nullptr);
+}
+
+TEST_CASE("NameSet keeps every name of a larger table and nothing else") {
+  NameSet set = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12", "n13", "n14", "n15", "n16", "n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n25", "n26", "n27", "n28", "n29", "n30", "n31", "n32", "n33", "n34", "n35", "n36", "n37", "n38", "n39", "n40", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48", "n49", "n50", "n51", "n52", "n53", "n54", "n55", "n56", "n57", "n58", "n59", "n60", "n61", "n62", "n63"};
+  for (int i = 0; i < 64; ++i) CHECK(set.contains("n" + std::to_string(i)));
+  for (int i = 64; i < 200; ++i) CHECK_FALSE(set.contains("n" + std::to_string(i)));
+  NameSet empty = {};
+  CHECK_FALSE(empty.contains(""));
+}
+
+TEST_CASE("NameMap returns the value of the first entry for a name") {
+  NameMap<int> map = {{"a", 1}, {"b", 2}, {"a", 3}};
+  REQUIRE(map.find("a"));
+  CHECK(*map.find("a") == 1);
+  CHECK(*map.find("b") == 2);
+  CHECK(map.find("c") == nullptr);
+}
+
+namespace {
+using namespace torchlint::python;
+struct CallsOnly : Rule {
+  void on_call(const CallEvent&, RuleContext&) override {}
+};
+struct CallsAndModuleEnd : CallsOnly {
+  void on_module_end(RuleContext&) override {}
+};
+struct Inherits : CallsAndModuleEnd {};
+struct AfterAssignOnly : Analysis {
+  void after_assign(const AssignEvent&, RuleContext&) override {}
+};
+}  // namespace
+
+TEST_CASE("handled_events reads which handlers a class declares") {
+  CHECK(handled_events<CallsOnly, Rule>() == event_bit(Event::kCall));
+  CHECK(handled_events<Inherits, Rule>() == (event_bit(Event::kCall) | event_bit(Event::kModuleEnd)));
+  CHECK(handled_events<Rule, Rule>() == 0);
+  CHECK(handled_events<AfterAssignOnly, Analysis>() == event_bit(Event::kAfterAssign));
+  CHECK(rule_entry<Inherits>({}).events == handled_events<Inherits, Rule>());
+}
