@@ -1,9 +1,8 @@
-#include "core/name_table.h"
 #include "api_tables.h"
 
 #include <array>
-#include <unordered_map>
-#include <unordered_set>
+
+#include "core/name_table.h"
 
 namespace torchlint::python::api {
 

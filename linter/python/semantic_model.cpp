@@ -1,9 +1,9 @@
-#include "core/name_table.h"
 #include "semantic_model.h"
 
 #include <algorithm>
 #include <cctype>
-#include <unordered_set>
+
+#include "core/name_table.h"
 
 namespace torchlint::python {
 

@@ -1,10 +1,10 @@
-#include "core/name_table.h"
 #include "syntax.h"
 
 #include <cctype>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
+
+#include "core/name_table.h"
 
 namespace torchlint::python {
 

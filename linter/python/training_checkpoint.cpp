@@ -1,10 +1,11 @@
-#include "core/name_table.h"
 #include "training_checkpoint.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <span>
+
+#include "core/name_table.h"
 
 namespace torchlint::python {
 
@@ -908,12 +909,22 @@ bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
     // The frameworks of is_app_constructor and is_handler (flask covers flask_restx and
     // flask_smorest; Ray Serve is imported as `ray.serve` or `from ray import serve`),
     // and the route path of a router imported from elsewhere.
-    static constexpr std::string_view kNeedles[] = {"fastapi",  "flask",   "quart",     "sanic",        "starlette",
-                                                    "litestar", "aiohttp", "bentoml",   "ray.serve",    "import serve",
-                                                    "\"/",      "'/"};
+    static constexpr std::string_view kWords[] = {"fastapi",  "flask",   "quart",   "sanic",     "starlette",
+                                                  "litestar", "aiohttp", "bentoml", "ray.serve", "import serve"};
     std::string_view text = ctx.model().source();
-    may_have_handlers_ = std::any_of(std::begin(kNeedles), std::end(kNeedles),
-                                     [&](std::string_view n) { return text.find(n) != std::string_view::npos; });
+    // memmem, not string_view::find: find stops at every occurrence of the first letter.
+    auto contains = [&](std::string_view word) {
+      return memmem(text.data(), text.size(), word.data(), word.size()) != nullptr;
+    };
+    // A route path opens a string: `"/` or `'/`. Slashes are rarer than quotes.
+    auto has_route_path = [&] {
+      const char* end = text.data() + text.size();
+      for (const char* p = text.data(); (p = static_cast<const char*>(std::memchr(p, '/', end - p))); ++p) {
+        if (p > text.data() && (p[-1] == '"' || p[-1] == '\'')) return true;
+      }
+      return false;
+    };
+    may_have_handlers_ = std::any_of(std::begin(kWords), std::end(kWords), contains) || has_route_path();
   }
   return *may_have_handlers_;
 }

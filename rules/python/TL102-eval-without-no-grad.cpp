@@ -1,7 +1,6 @@
 // TL102 eval-without-no-grad: a forward pass in evaluation code with autograd recording.
 #include <algorithm>
 #include <cctype>
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"

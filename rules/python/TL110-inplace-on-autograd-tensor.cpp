@@ -1,7 +1,6 @@
 // TL110 inplace-on-autograd-tensor: forward() modifies in place a tensor that autograd
 // saved for the backward pass.
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"

@@ -1,5 +1,4 @@
 // TL205 cudnn-benchmark-unset: CNN training on CUDA that never decides cudnn.benchmark.
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/device_util.h"

@@ -1,5 +1,4 @@
 // TL402 hardcoded-cuda: CUDA assumed with no device-availability check in the program.
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"

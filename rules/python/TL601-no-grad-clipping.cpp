@@ -1,6 +1,5 @@
 // TL601 no-grad-clipping: a recurrent or Transformer model is trained and the project never
 // clips gradients.
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"

@@ -1,5 +1,4 @@
 // TL702 model-loaded-per-request: a request handler loads model weights on every call.
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/name_table.h"

@@ -2,7 +2,6 @@
 // Shared by the rules about Dataset classes (TL112, TL209). Header-only so that each rule
 // stays one .cpp.
 #include <string_view>
-#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"
