@@ -308,6 +308,7 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     } else {
       continue;
     }
+    if (!element && alias_existing(name, event.value, *owner, model)) continue;
     ValueKind kind = classify_assignment(name, event.value, model, element);
     if (kind == ValueKind::kUnknown) continue;
     TrainingObject o;
@@ -322,6 +323,31 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     });
     if (!known) objects_.push_back(std::move(o));
   }
+}
+
+// `optimizer = opt`: a second name for an object the same function (or, for `self.x`, the
+// same class) already holds, not a second optimizer; a checkpoint may save it by either
+// name. `self.opt = opt` is not an alias: it hands a local to the class, which then owns it.
+bool TrainingObjects::alias_existing(std::string_view name, TSNode value, const std::string& owner,
+                                     const SemanticModel& model) {
+  while (Syntax::get().kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+  Kind vk = Syntax::get().kind(value);
+  if (vk != Kind::kIdentifier && vk != Kind::kAttribute) return false;
+  std::string_view original = model.text(value);
+  const std::string& function = model.function().qualname;
+  const ClassInfo* cls = model.enclosing_class();
+  for (auto& o : objects_) {
+    if (o.name != original) continue;
+    // The original lives where the value is read (this function, or `self.x` of this
+    // class) and where the new name lives.
+    bool visible = o.self_attribute ? cls && o.owner == cls->qualname : o.owner == function;
+    if (!visible || o.owner != owner) continue;
+    if (name != o.name && std::find(o.aliases.begin(), o.aliases.end(), name) == o.aliases.end()) {
+      o.aliases.emplace_back(name);
+    }
+    return true;
+  }
+  return false;
 }
 
 std::vector<TrainingObject> TrainingObjects::parameters(RuleContext& ctx, ValueKind kind) const {
@@ -781,19 +807,23 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
     bool weak = c.after_loop || c.function_trains || by_name;
     if (!strong && !(weak && c.dict.progress)) continue;
     // The optimizers and schedulers the code around the save has, nearest first.
-    auto nearest = [&](ValueKind kind, const std::vector<TrainingObject>& params) {
+    auto nearest = [&](ValueKind kind, const std::vector<TrainingObject>& params, bool may_borrow) {
       std::vector<TrainingObject> found = objects_->owned_by(c.function, kind);
       found.insert(found.end(), params.begin(), params.end());
       if (found.empty() && !c.class_qualname.empty()) found = objects_->owned_by(c.class_qualname, kind);
       if (found.empty()) found = objects_->owned_by(top.qualname, kind);
       // A checkpointing helper (`def save(model, epoch)`) serves the file's training code.
-      if (found.empty() && by_name) found = objects_->all(kind);
-      return found;
+      bool borrowed = found.empty() && by_name && may_borrow;
+      if (borrowed) found = objects_->all(kind);
+      return std::pair{std::move(found), borrowed};
     };
     TrainingCheckpoint t;
-    t.optimizers = nearest(ValueKind::kOptimizer, c.parameters_optimizers);
+    auto [optimizers, borrowed] = nearest(ValueKind::kOptimizer, c.parameters_optimizers, true);
+    t.optimizers = std::move(optimizers);
     if (t.optimizers.empty() && !c.dict.optimizer_state) continue;  // no optimizer: not training code
-    t.schedulers = nearest(ValueKind::kScheduler, c.parameters_schedulers);
+    // Code with an optimizer of its own has its own schedulers too (or none): a helper
+    // borrows the file's schedulers only along with its optimizers.
+    t.schedulers = nearest(ValueKind::kScheduler, c.parameters_schedulers, borrowed || t.optimizers.empty()).first;
     if (c.dict_id != 0 && !seen_dicts.insert(c.dict_id).second) continue;  // the same dict saved twice
     t.node = c.node;
     t.dict = std::move(c.dict);
@@ -822,12 +852,15 @@ std::string TrainingCheckpointTracker::describe(const TrainingObject& o, const T
 }
 
 bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, const TrainingObject& object) {
-  auto named = [&](const TrainingObject& o) {
+  auto named_as = [&](const std::string& name) {
     for (const auto& s : checkpoint.dict.saved) {
-      if (s == o.name || s.starts_with(o.name + ".") || s.starts_with(o.name + "[")) return true;
-      if (last_component(s) == last_component(o.name)) return true;
+      if (s == name || s.starts_with(name + ".") || s.starts_with(name + "[")) return true;
+      if (last_component(s) == last_component(name)) return true;
     }
     return false;
+  };
+  auto named = [&](const TrainingObject& o) {
+    return named_as(o.name) || std::any_of(o.aliases.begin(), o.aliases.end(), named_as);
   };
   if (named(object)) return true;
   const auto& peers = object.kind == ValueKind::kOptimizer ? checkpoint.optimizers : checkpoint.schedulers;

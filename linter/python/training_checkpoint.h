@@ -40,6 +40,7 @@ bool is_library_name(std::string_view qualname);
 struct TrainingObject {
   ValueKind kind = ValueKind::kUnknown;  // kOptimizer or kScheduler
   std::string name;                      // as written: "opt", "self.optimizer"
+  std::vector<std::string> aliases;      // names later bound to the same object: `optimizer = opt`
   uint32_t line = 0;
   std::string owner;                     // the function that assigns it, or the class for self.x
   std::string function_name;             // short name of that function ("" at module level)
@@ -59,6 +60,7 @@ class TrainingObjects final : public Analysis {
   std::vector<TrainingObject> all(ValueKind kind) const;
 
  private:
+  bool alias_existing(std::string_view name, TSNode value, const std::string& owner, const SemanticModel& model);
   std::vector<TrainingObject> objects_;
 };
 
