@@ -150,6 +150,8 @@ constexpr EventMask event_bit(Event e) { return EventMask{1} << static_cast<unsi
 
 // The events class `T` handles, read from its declarations at compile time: `&T::on_call`
 // names a member of `Base` exactly when neither `T` nor a class between them declares it.
+// Handlers are public, and a class does not overload a handler's name with another
+// signature next to its override (the address would be ambiguous: a compile error here).
 template <class T, class Base>
 constexpr EventMask handled_events() {
   EventMask m = 0;
