@@ -116,6 +116,11 @@ inline std::string_view node_text(TSNode node, std::string_view source) {
   return source.substr(s, e - s);
 }
 inline TSNode field(TSNode node, TSFieldId id) { return ts_node_child_by_field_id(node, id); }
+// `x` for `(x)`, `((x))`; the node itself otherwise.
+inline TSNode unparenthesized(TSNode node) {
+  while (Syntax::get().kind(node) == Kind::kParenthesizedExpression) node = ts_node_named_child(node, 0);
+  return node;
+}
 
 // Visits `root` and its named descendants in document order, without recursion;
 // `visit(node, depth)` (depth 0 for `root`) returns whether to visit the node's children.

@@ -330,18 +330,14 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
 // name. `self.opt = opt` is not an alias: it hands a local to the class, which then owns it.
 bool TrainingObjects::alias_existing(std::string_view name, TSNode value, const std::string& owner,
                                      const SemanticModel& model) {
-  while (Syntax::get().kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+  value = unparenthesized(value);
   Kind vk = Syntax::get().kind(value);
   if (vk != Kind::kIdentifier && vk != Kind::kAttribute) return false;
   std::string_view original = model.text(value);
-  const std::string& function = model.function().qualname;
-  const ClassInfo* cls = model.enclosing_class();
   for (auto& o : objects_) {
-    if (o.name != original) continue;
-    // The original lives where the value is read (this function, or `self.x` of this
-    // class) and where the new name lives.
-    bool visible = o.self_attribute ? cls && o.owner == cls->qualname : o.owner == function;
-    if (!visible || o.owner != owner) continue;
+    // Same owner as the new name: both locals of this function, or both `self.x` of this
+    // class (a function's and a class's qualnames never coincide).
+    if (o.name != original || o.owner != owner) continue;
     if (name != o.name && std::find(o.aliases.begin(), o.aliases.end(), name) == o.aliases.end()) {
       o.aliases.emplace_back(name);
     }

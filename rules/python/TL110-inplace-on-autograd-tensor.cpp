@@ -265,7 +265,7 @@ class InplaceOnAutogradTensor final : public Rule {
   std::optional<std::string> output_saver(TSNode value, RuleContext& ctx) const {
     const Syntax& syn = Syntax::get();
     const SemanticModel& model = ctx.model();
-    while (syn.kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+    value = unparenthesized(value);
     if (syn.kind(value) != Kind::kCall) return std::nullopt;
     TSNode callee = field(value, syn.fields().function);
     if (const Attribute* a = attribute(callee, ctx)) {
@@ -289,7 +289,7 @@ class InplaceOnAutogradTensor final : public Rule {
   bool is_activation(TSNode value, const State& st, RuleContext& ctx) const {
     const Syntax& syn = Syntax::get();
     const SemanticModel& model = ctx.model();
-    while (syn.kind(value) == Kind::kParenthesizedExpression) value = ts_node_named_child(value, 0);
+    value = unparenthesized(value);
     Kind k = syn.kind(value);
     if (k == Kind::kIdentifier) {
       auto it = st.values.find(std::string(model.text(value)));
