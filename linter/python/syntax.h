@@ -116,9 +116,11 @@ inline std::string_view node_text(TSNode node, std::string_view source) {
   return source.substr(s, e - s);
 }
 inline TSNode field(TSNode node, TSFieldId id) { return ts_node_child_by_field_id(node, id); }
-// `x` for `(x)`, `((x))`; the node itself otherwise.
+// `x` for `(x)`, `((x))`; the node itself otherwise (a null node too).
 inline TSNode unparenthesized(TSNode node) {
-  while (Syntax::get().kind(node) == Kind::kParenthesizedExpression) node = ts_node_named_child(node, 0);
+  while (!ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kParenthesizedExpression) {
+    node = ts_node_named_child(node, 0);
+  }
   return node;
 }
 

@@ -327,11 +327,8 @@ class InplaceOnAutogradTensor final : public Rule {
   }
 
   void save_input(TSNode operand, const std::string& by, uint32_t line, State& st, RuleContext& ctx) {
-    const Syntax& syn = Syntax::get();
-    while (!ts_node_is_null(operand) && syn.kind(operand) == Kind::kParenthesizedExpression) {
-      operand = ts_node_named_child(operand, 0);
-    }
-    if (ts_node_is_null(operand) || syn.kind(operand) != Kind::kIdentifier) return;
+    operand = unparenthesized(operand);
+    if (ts_node_is_null(operand) || Syntax::get().kind(operand) != Kind::kIdentifier) return;
     auto it = st.values.find(std::string(ctx.text(operand)));
     if (it == st.values.end() || !it->second.activation || it->second.saved) return;
     it->second.saved = Saved{by, line, false};
