@@ -151,6 +151,7 @@ FileResult Checker::run() {
     r.rule->on_start(*this);
   }
   current_rule_ = nullptr;
+  FieldCache::Scope field_cache;
   TSNode root = ts_tree_root_node(tree_);
   arg_cursor_ = ts_tree_cursor_new(root);
   const bool has_error = ts_node_has_error(root);

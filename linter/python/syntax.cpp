@@ -111,6 +111,13 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
                    f("attribute"),  f("left"),        f("right"),        f("value"),        f("condition"),
                    f("module_name"), f("alias"),      f("parameters"),   f("superclasses"), f("consequence"),
                    f("alternative"), f("definition"), f("type"),         f("operators")};
+  uint32_t field_count = ts_language_field_count(language_);
+  field_names_.assign(field_count + 1, std::string_view());
+  for (uint32_t id = 1; id <= field_count; ++id) {
+    const char* name = ts_language_field_name_for_id(language_, static_cast<TSFieldId>(id));
+    if (name) field_names_[id] = name;
+  }
+  field_ids_.emplace(field_names_.begin(), field_names_.end(), [](std::string_view n) { return n; });
 }
 
 bool string_literal_value(TSNode node, std::string_view source, std::string_view& out) {

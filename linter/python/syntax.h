@@ -5,8 +5,11 @@
 #include <tree_sitter/api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+#include "core/name_table.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
@@ -94,6 +97,12 @@ class Syntax {
     return s < kinds_.size() ? kinds_[s] : Kind::kOther;
   }
   const Fields& fields() const { return fields_; }
+  // The id of the field called `name`; 0, which no child has, for a name the grammar
+  // lacks. ts_node_child_by_field_name compares `name` with every field name instead.
+  TSFieldId field_id(std::string_view name) const {
+    uint32_t id = field_ids_->find(name);
+    return id == detail::NameIndex::kAbsent ? 0 : static_cast<TSFieldId>(id);
+  }
   // An expression (or an expression-level part such as a parameter list or a keyword
   // argument): it holds no statement, whatever its text.
   bool is_expression(TSNode node) const {
@@ -107,6 +116,8 @@ class Syntax {
   std::vector<Kind> kinds_;
   std::vector<bool> expression_;
   Fields fields_{};
+  std::vector<std::string_view> field_names_;        // by id; [0] is empty
+  std::optional<detail::NameIndex> field_ids_;        // name -> position in field_names_
 };
 
 // Small helpers over TSNode that every part of the front-end uses.
@@ -115,7 +126,71 @@ inline std::string_view node_text(TSNode node, std::string_view source) {
   if (e > source.size() || s > e) return {};
   return source.substr(s, e - s);
 }
-inline TSNode field(TSNode node, TSFieldId id) { return ts_node_child_by_field_id(node, id); }
+
+// ts_node_child_by_field_id walks the node's children and the grammar's field map on
+// every call, and the traversal, the semantic model and the rules ask for the same field
+// of the same node again and again (a call's `function`, an attribute's `object`): about
+// two calls in three repeat one made shortly before. While a FieldCache::Scope is open
+// (the Checker's run over one tree), answers are kept in a small direct-mapped table per
+// thread. Outside a scope, and for entries of an earlier scope, field() asks tree-sitter.
+class FieldCache {
+ public:
+  class Scope {
+   public:
+    Scope() { state().begin(); }
+    ~Scope() { state().end(); }
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+  };
+
+  static TSNode child(TSNode node, TSFieldId id) {
+    State& s = state();
+    if (!s.active) return ts_node_child_by_field_id(node, id);
+    // Node ids are addresses of subtrees within one tree; the start byte and the tree
+    // tell apart the (inline) leaves that share storage.
+    Entry& e = s.entries[slot(node, id)];
+    if (e.epoch == s.epoch && e.id == node.id && e.tree == node.tree && e.start == node.context[0] && e.field == id) {
+      return e.result;
+    }
+    TSNode result = ts_node_child_by_field_id(node, id);
+    e = {node.id, node.tree, node.context[0], s.epoch, id, result};
+    return result;
+  }
+
+ private:
+  struct Entry {
+    const void* id;
+    const TSTree* tree;
+    uint32_t start;
+    uint32_t epoch;  // 0: never written
+    TSFieldId field;
+    TSNode result;
+  };
+  static constexpr size_t kSlots = 2048;
+  struct State {
+    bool active = false;
+    uint32_t epoch = 0;
+    Entry entries[kSlots] = {};
+    void begin() {
+      active = true;
+      if (++epoch == 0) {  // wrapped: forget everything rather than trust an old epoch
+        for (Entry& e : entries) e.epoch = 0;
+        epoch = 1;
+      }
+    }
+    void end() { active = false; }
+  };
+  static State& state() {
+    thread_local State s;
+    return s;
+  }
+  static size_t slot(TSNode node, TSFieldId id) {
+    auto a = reinterpret_cast<uintptr_t>(node.id);
+    return ((a >> 3) ^ (a >> 13) ^ (static_cast<size_t>(id) * 0x9E37u)) & (kSlots - 1);
+  }
+};
+
+inline TSNode field(TSNode node, TSFieldId id) { return FieldCache::child(node, id); }
 // `x` for `(x)`, `((x))`; the node itself otherwise (a null node too).
 inline TSNode unparenthesized(TSNode node) {
   while (!ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kParenthesizedExpression) {

@@ -486,9 +486,9 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
         read_object(field(callee, f.object), model, dict);
       }
     } else if (is_type(n, "pair")) {
-      TSNode key = ts_node_child_by_field_name(n, "key", 3);
+      TSNode key = field(n, Syntax::get().field_id("key"));
       std::string_view text;
-      if (string_literal_value(key, model.source(), text)) read_key(text, ts_node_child_by_field_name(n, "value", 5), false, dict);
+      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, Syntax::get().field_id("value")), false, dict);
     } else if (k == Kind::kString) {
       continue;
     }
@@ -502,8 +502,8 @@ void read_entries(TSNode dict_node, const SemanticModel& model, CheckpointDict& 
   for (uint32_t i = 0; i < n; ++i) {
     TSNode c = ts_node_named_child(dict_node, i);
     if (is_type(c, "pair")) {
-      TSNode key = ts_node_child_by_field_name(c, "key", 3);
-      TSNode value = ts_node_child_by_field_name(c, "value", 5);
+      TSNode key = field(c, Syntax::get().field_id("key"));
+      TSNode value = field(c, Syntax::get().field_id("value"));
       std::string_view text;
       if (!string_literal_value(key, model.source(), text)) {
         dict.readable = false;
@@ -668,13 +668,13 @@ void TrainingCheckpointTracker::on_assign(const AssignEvent& event, RuleContext&
     return;
   }
   if (is_type(event.target, "subscript")) {
-    TSNode object = ts_node_child_by_field_name(event.target, "value", 5);
+    TSNode object = field(event.target, Syntax::get().field_id("value"));
     if (syn.kind(object) != Kind::kIdentifier) return;
     std::string_view name = model.text(object);
     saving_[fn].mutated.insert(std::string(name));
     LocalDict* d = local_dict(fn, name);
     if (!d) return;
-    TSNode key = ts_node_child_by_field_name(event.target, "subscript", 9);
+    TSNode key = field(event.target, Syntax::get().field_id("subscript"));
     std::string_view text;
     if (event.op != "=" || !string_literal_value(key, model.source(), text)) {
       d->dict.readable = false;
