@@ -935,17 +935,37 @@ bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) c
 
 bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
   if (!may_have_handlers_) {
-    // The frameworks of is_app_constructor and is_handler (flask covers flask_restx and
-    // flask_smorest; Ray Serve is imported as `ray.serve` or `from ray import serve`),
-    // and the route path of a router imported from elsewhere.
+    // A framework is imported before its app or decorators exist, so its name is on a
+    // line that imports (`from fastapi import`, `import flask`, `importlib.import_module(...)`):
+    // one search for "import" and a look at each such line costs a tenth of searching the
+    // whole text for every name. These are the frameworks of is_app_constructor and
+    // is_handler (flask covers flask_restx and flask_smorest; Ray Serve comes as
+    // `ray.serve`, `from ray import serve`, or `import ray` and `ray.serve.deployment`).
     static constexpr std::string_view kWords[] = {"fastapi",  "flask",   "quart",   "sanic",     "starlette",
-                                                  "litestar", "aiohttp", "bentoml", "ray.serve", "import serve"};
+                                                  "litestar", "aiohttp", "bentoml", "import ray", "import serve"};
     std::string_view text = ctx.model().source();
-    // memmem, not string_view::find: find stops at every occurrence of the first letter.
-    auto contains = [&](std::string_view word) {
-      return memmem(text.data(), text.size(), word.data(), word.size()) != nullptr;
+    auto imports_framework = [&] {
+      constexpr std::string_view kImport = "import";
+      const char* begin = text.data();
+      const char* end = begin + text.size();
+      for (const char* p = begin; p < end;) {
+        // memmem, not string_view::find: find stops at every occurrence of the first letter.
+        p = static_cast<const char*>(memmem(p, static_cast<size_t>(end - p), kImport.data(), kImport.size()));
+        if (!p) return false;
+        size_t at = static_cast<size_t>(p - begin);
+        size_t line_start = text.rfind('\n', at);
+        line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+        size_t line_end = std::min(text.find('\n', at), text.size());
+        std::string_view line = text.substr(line_start, line_end - line_start);
+        for (std::string_view word : kWords) {
+          if (line.find(word) != std::string_view::npos) return true;
+        }
+        p = begin + line_end;
+      }
+      return false;
     };
-    // A route path opens a string: `"/` or `'/`. Slashes are rarer than quotes.
+    // A route path opens a string: `"/` or `'/`, for a router imported from elsewhere.
+    // Slashes are rarer than quotes.
     auto has_route_path = [&] {
       const char* end = text.data() + text.size();
       for (const char* p = text.data(); (p = static_cast<const char*>(std::memchr(p, '/', end - p))); ++p) {
@@ -953,7 +973,7 @@ bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
       }
       return false;
     };
-    may_have_handlers_ = std::any_of(std::begin(kWords), std::end(kWords), contains) || has_route_path();
+    may_have_handlers_ = imports_framework() || has_route_path();
   }
   return *may_have_handlers_;
 }
