@@ -40,6 +40,17 @@ inline internal::BindableMatcher<Stmt> backward_call() {
                                             hasName("::torch::autograd::backward")))));
 }
 
+// The events of one training step, for the rules that check their presence and order:
+// binds "step" (optimizer.step()), "backward", "ozero" (optimizer.zero_grad()), "mzero"
+// (module.zero_grad()) and "opt" (an optimizer variable, not a parameter).
+inline void add_training_step_matchers(MatchFinder& f, MatchFinder::MatchCallback* cb) {
+  f.addMatcher(optimizer_call("step").bind("step"), cb);
+  f.addMatcher(backward_call().bind("backward"), cb);
+  f.addMatcher(optimizer_call("zero_grad").bind("ozero"), cb);
+  f.addMatcher(module_call("zero_grad").bind("mzero"), cb);
+  f.addMatcher(varDecl(hasType(optimizer_class()), unless(parmVarDecl())).bind("opt"), cb);
+}
+
 // A forward pass: `model->forward(x)`, `model.forward(x)`, `model(x)` (ModuleHolder).
 inline internal::BindableMatcher<Stmt> forward_call() {
   return expr(anyOf(module_call("forward"),

@@ -10,11 +10,7 @@ class StepOrder final : public Rule {
  public:
   using Rule::Rule;
   void register_matchers(MatchFinder& f) override {
-    f.addMatcher(optimizer_call("step").bind("step"), this);
-    f.addMatcher(backward_call().bind("backward"), this);
-    f.addMatcher(optimizer_call("zero_grad").bind("ozero"), this);
-    f.addMatcher(module_call("zero_grad").bind("mzero"), this);
-    f.addMatcher(varDecl(hasType(optimizer_class()), unless(parmVarDecl())).bind("opt"), this);
+    add_training_step_matchers(f, this);
     graph_.add_matchers(f, this);
   }
   void run(const MatchFinder::MatchResult& r) override {
