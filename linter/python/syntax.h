@@ -5,6 +5,7 @@
 #include <tree_sitter/api.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -191,6 +192,11 @@ class FieldCache {
 };
 
 inline TSNode field(TSNode node, TSFieldId id) { return FieldCache::child(node, id); }
+// Whether `node` is a non-null node of grammar type `type` ("keyword_argument"), for the
+// types the Kind enum does not name.
+inline bool is_type(TSNode node, const char* type) {
+  return !ts_node_is_null(node) && std::strcmp(ts_node_type(node), type) == 0;
+}
 // `x` for `(x)`, `((x))`; the node itself otherwise (a null node too).
 inline TSNode unparenthesized(TSNode node) {
   while (!ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kParenthesizedExpression) {

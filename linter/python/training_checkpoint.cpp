@@ -17,7 +17,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-bool is_type(TSNode node, const char* type) { return !ts_node_is_null(node) && std::strcmp(ts_node_type(node), type) == 0; }
 
 std::string_view last_of(std::string_view dotted) {
   size_t dot = dotted.rfind('.');

@@ -9,7 +9,6 @@ namespace torchlint {
 namespace python {
 namespace {
 
-bool is_type(TSNode node, const char* type) { return !ts_node_is_null(node) && std::strcmp(ts_node_type(node), type) == 0; }
 
 // Whether `root` ("model", "self.net") leaves `scope` other than through its own methods
 // and forward passes: returned, stored, handed to a function (which may set its mode or

@@ -13,7 +13,6 @@ namespace python {
 namespace {
 
 using nn_stack::child_by;
-using nn_stack::is_type;
 
 // A fact recorded for every nn.Module subclass, so that a construction of a class
 // imported from another project file can be recognised as a module in the project pass.

@@ -8,7 +8,6 @@ namespace python {
 namespace {
 
 using nn_stack::child_by;
-using nn_stack::is_type;
 
 std::string module_class_fact(std::string_view qualname) { return "torch-module-class:" + std::string(qualname); }
 

@@ -25,7 +25,6 @@
 
 namespace torchlint::python::nn_stack {
 
-inline bool is_type(TSNode n, const char* type) { return !ts_node_is_null(n) && std::strcmp(ts_node_type(n), type) == 0; }
 inline TSNode child_by(TSNode n, std::string_view name) { return field(n, Syntax::get().field_id(name)); }
 // Identifies a node: calls chained on a call (`f(x).view(...)`) share their start.
 inline uint64_t start_of(TSNode n) { return (uint64_t{ts_node_start_byte(n)} << 32) | ts_node_end_byte(n); }

@@ -31,10 +31,6 @@ inline std::string_view last_name(std::string_view dotted) {
 // optimizer in practice; `opt_g` and `opt_d` are not.
 inline std::string key(std::string_view receiver) { return lower(last_name(receiver)); }
 
-inline bool is_type(TSNode n, const char* type) {
-  return !ts_node_is_null(n) && std::strcmp(ts_node_type(n), type) == 0;
-}
-
 inline bool contains(TSNode outer, TSNode inner) {
   return !ts_node_is_null(outer) && !ts_node_is_null(inner) && ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
          ts_node_end_byte(inner) <= ts_node_end_byte(outer);
