@@ -222,9 +222,7 @@ void Checker::locate_hidden_error(TSNode root) {
     n = next;
   }
   TSNode prev{};
-  uint32_t count = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode c = ts_node_named_child(n, i);
+  for (TSNode c : named_children(n)) {
     if (Syntax::get().kind(c) == Kind::kComment) continue;
     if (!ts_node_is_null(prev) && ts_node_start_point(c).row == ts_node_end_point(prev).row) {
       std::string_view between = file_.text().substr(ts_node_end_byte(prev), ts_node_start_byte(c) - ts_node_end_byte(prev));
@@ -402,9 +400,7 @@ void Checker::leave(TSNode node) {
 void Checker::on_import(TSNode node) {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
-  uint32_t n = ts_node_named_child_count(node);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode child = ts_node_named_child(node, i);
+  for (TSNode child : named_children(node)) {
     Binding b;
     b.kind = BindingKind::kImport;
     b.line = ts_node_start_point(child).row + 1;
@@ -434,9 +430,7 @@ void Checker::on_import_from(TSNode node) {
     // `from ..pkg import x` inside a.b.c resolves against the package a.b.
     size_t dots = 0;
     std::string_view rest;
-    uint32_t n = ts_node_named_child_count(module_node);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(module_node, i);
+    for (TSNode c : named_children(module_node)) {
       if (syn.kind(c) == Kind::kImportPrefix) dots = model_.text(c).size();
       if (syn.kind(c) == Kind::kDottedName) rest = model_.text(c);
     }
@@ -451,9 +445,7 @@ void Checker::on_import_from(TSNode node) {
     module = std::string(model_.text(module_node));
   }
   record_call_edge(module + "." + kModuleFunction);
-  uint32_t n = ts_node_named_child_count(node);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode child = ts_node_named_child(node, i);
+  for (TSNode child : named_children(node)) {
     if (ts_node_eq(child, module_node)) continue;
     Binding b;
     b.kind = BindingKind::kImport;
@@ -512,9 +504,7 @@ void Checker::on_function_enter(TSNode node) {
   // Decorators live on the decorated_definition parent.
   TSNode parent = parent_node();
   if (!ts_node_is_null(parent) && syn.kind(parent) == Kind::kDecoratedDefinition) {
-    uint32_t n = ts_node_named_child_count(parent);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode dec = ts_node_named_child(parent, i);
+    for (TSNode dec : named_children(parent)) {
       if (syn.kind(dec) != Kind::kDecorator) continue;
       TSNode expr = ts_node_named_child(dec, 0);
       TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, f.function) : expr;
@@ -536,10 +526,7 @@ void Checker::on_function_enter(TSNode node) {
   model_.functions_.push_back(std::move(fn));
 
   // Parameters, with what their annotations say about them.
-  TSNode params = field(node, f.parameters);
-  uint32_t n = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode p = ts_node_named_child(params, i);
+  for (TSNode p : named_children(field(node, f.parameters))) {
     TSNode name_node{};
     TSNode type{};
     switch (syn.kind(p)) {
@@ -633,13 +620,9 @@ void Checker::on_with_enter(TSNode node) {
   const Fields& f = syn.fields();
   size_t pushed = 0;
   // with_statement -> with_clause -> with_item(value: expr | as_pattern)
-  uint32_t n = ts_node_named_child_count(node);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode clause = ts_node_named_child(node, i);
+  for (TSNode clause : named_children(node)) {
     if (ts_node_eq(clause, field(node, f.body))) continue;
-    uint32_t m = ts_node_named_child_count(clause);
-    for (uint32_t j = 0; j < m; ++j) {
-      TSNode item = ts_node_named_child(clause, j);
+    for (TSNode item : named_children(clause)) {
       if (syn.kind(item) != Kind::kWithItem) continue;
       TSNode value = field(item, f.value);
       if (!ts_node_is_null(value) && syn.kind(value) == Kind::kAsPattern) value = ts_node_named_child(value, 0);
@@ -885,8 +868,7 @@ void Checker::bind_target(TSNode target, const ValueInfo& value, const std::stri
     if (it != attrs.end() && it->second.value.kind != value.kind) b.value = ValueInfo{};
     attrs[attr] = std::move(b);
   } else if (k == Kind::kPatternList || k == Kind::kTuple) {
-    uint32_t n = ts_node_named_child_count(target);
-    for (uint32_t i = 0; i < n; ++i) bind_target(ts_node_named_child(target, i), ValueInfo{}, {}, BindingKind::kOther);
+    for (TSNode element : named_children(target)) bind_target(element, ValueInfo{}, {}, BindingKind::kOther);
   }
 }
 

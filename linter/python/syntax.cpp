@@ -1,5 +1,6 @@
 #include "syntax.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <unordered_map>
@@ -118,6 +119,37 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
     if (name) field_names_[id] = name;
   }
   field_ids_.emplace(field_names_.begin(), field_names_.end(), [](std::string_view n) { return n; });
+}
+
+void append_named_children(TSNode node, std::vector<TSNode>& out) {
+  if (ts_node_is_null(node)) return;
+  // One cursor per thread, reset to each node: creating a cursor allocates its stack. The
+  // loop calls nothing that could use the cursor meanwhile.
+  struct CursorHolder {
+    TSTreeCursor cursor{};
+    bool made = false;
+    ~CursorHolder() {
+      if (made) ts_tree_cursor_delete(&cursor);
+    }
+  };
+  thread_local CursorHolder holder;
+  if (holder.made) {
+    ts_tree_cursor_reset(&holder.cursor, node);
+  } else {
+    holder.cursor = ts_tree_cursor_new(node);
+    holder.made = true;
+  }
+  for (bool more = ts_tree_cursor_goto_first_child(&holder.cursor); more;
+       more = ts_tree_cursor_goto_next_sibling(&holder.cursor)) {
+    TSNode child = ts_tree_cursor_current_node(&holder.cursor);
+    if (ts_node_is_named(child)) out.push_back(child);
+  }
+}
+
+void append_named_children_reversed(TSNode node, std::vector<TSNode>& out) {
+  size_t first = out.size();
+  append_named_children(node, out);
+  std::reverse(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
 }
 
 bool string_literal_value(TSNode node, std::string_view source, std::string_view& out) {

@@ -205,6 +205,19 @@ inline TSNode unparenthesized(TSNode node) {
   return node;
 }
 
+// Appends the named children of `node` (none for a null node) to `out`, in document order.
+// One pass with a cursor: a loop over ts_node_named_child(node, i) restarts from the first
+// child on every call, which makes a walk over a long list or block quadratic.
+void append_named_children(TSNode node, std::vector<TSNode>& out);
+// The named children of `node` as a list, for a loop whose body may itself list children.
+inline std::vector<TSNode> named_children(TSNode node) {
+  std::vector<TSNode> out;
+  append_named_children(node, out);
+  return out;
+}
+// The same, last child first: pushed on a stack, they pop in document order.
+void append_named_children_reversed(TSNode node, std::vector<TSNode>& out);
+
 // Visits `root` and its named descendants in document order, without recursion;
 // `visit(node, depth)` (depth 0 for `root`) returns whether to visit the node's children.
 // Cheaper than recursing with ts_node_named_child(i), which walks the siblings from the

@@ -283,8 +283,7 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     // `model, optimizer, loader = accelerator.prepare(...)`: judged by name only.
     if (syn.kind(event.value) != Kind::kCall) return;
     element = true;
-    uint32_t n = ts_node_named_child_count(event.target);
-    for (uint32_t i = 0; i < n; ++i) element_targets.push_back(ts_node_named_child(event.target, i));
+    append_named_children(event.target, element_targets);
   } else if (tk != Kind::kIdentifier && tk != Kind::kAttribute) {
     return;  // subscripts and the like hold nothing this tracks
   }
@@ -491,15 +490,12 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
     } else if (k == Kind::kString) {
       continue;
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = count; i-- > 0;) stack.push_back(ts_node_named_child(n, i));
+    append_named_children_reversed(n, stack);
   }
 }
 
 void read_entries(TSNode dict_node, const SemanticModel& model, CheckpointDict& dict) {
-  uint32_t n = ts_node_named_child_count(dict_node);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode c = ts_node_named_child(dict_node, i);
+  for (TSNode c : named_children(dict_node)) {
     if (is_type(c, "pair")) {
       TSNode key = field(c, Syntax::get().field_id("key"));
       TSNode value = field(c, Syntax::get().field_id("value"));
@@ -522,9 +518,7 @@ bool read_dict_call_arguments(TSNode args, const SemanticModel& model, Checkpoin
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
   if (ts_node_is_null(args) || syn.kind(args) != Kind::kArgumentList) return false;
-  uint32_t n = ts_node_named_child_count(args);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode a = ts_node_named_child(args, i);
+  for (TSNode a : named_children(args)) {
     Kind k = syn.kind(a);
     if (k == Kind::kComment) continue;
     if (k == Kind::kKeywordArgument) {
@@ -991,9 +985,7 @@ bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& m
   auto decorators = [&](TSNode definition, auto&& visit) {
     TSNode parent = ts_node_parent(definition);
     if (ts_node_is_null(parent) || syn.kind(parent) != Kind::kDecoratedDefinition) return false;
-    uint32_t n = ts_node_named_child_count(parent);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode dec = ts_node_named_child(parent, i);
+    for (TSNode dec : named_children(parent)) {
       if (syn.kind(dec) != Kind::kDecorator) continue;
       if (visit(ts_node_named_child(dec, 0))) return true;
     }

@@ -90,8 +90,7 @@ Uses find_uses(TSNode scope, std::string_view name, bool attribute, std::string_
         continue;
       }
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = count; i-- > 0;) stack.push_back(ts_node_named_child(n, i));
+    append_named_children_reversed(n, stack);
   }
   return uses;
 }

@@ -157,8 +157,7 @@ class TrainModeNotRestored final : public Rule {
           }
         }
       }
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) stack.push_back(ts_node_named_child(n, i));
+      append_named_children(n, stack);
     }
     if (!found) unknown_optimizer_ = true;
   }

@@ -129,9 +129,7 @@ class InplaceOnAutogradTensor final : public Rule {
       if (target == Kind::kPatternList || target == Kind::kTuple) {
         // `h, _ = self.lstm(x)`: outputs of a layer call are activations.
         bool activation = !ts_node_is_null(event.value) && is_activation(event.value, st, ctx);
-        uint32_t n = ts_node_named_child_count(event.target);
-        for (uint32_t i = 0; i < n; ++i) {
-          TSNode t = ts_node_named_child(event.target, i);
+        for (TSNode t : named_children(event.target)) {
           if (syn.kind(t) != Kind::kIdentifier) continue;
           Value v;
           v.activation = activation;
@@ -383,8 +381,7 @@ class InplaceOnAutogradTensor final : public Rule {
         }
       }
     }
-    uint32_t n = ts_node_named_child_count(node);
-    for (uint32_t i = 0; i < n; ++i) mark_inputs(ts_node_named_child(node, i), st, ctx, depth + 1);
+    for (TSNode child : named_children(node)) mark_inputs(child, st, ctx, depth + 1);
   }
 
   void inplace(const std::string& name, TSNode node, const std::string& what, const std::string& fix, State& st,

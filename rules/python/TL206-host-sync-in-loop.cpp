@@ -108,9 +108,7 @@ class HostSyncInLoop final : public Rule {
       Kind k = Syntax::get().kind(arg);
       if (k == Kind::kIdentifier || k == Kind::kAttribute || k == Kind::kSubscript) out.push_back(arg);
       if (k != Kind::kString) continue;
-      uint32_t parts = ts_node_named_child_count(arg);
-      for (uint32_t j = 0; j < parts; ++j) {
-        TSNode part = ts_node_named_child(arg, j);
+      for (TSNode part : named_children(arg)) {
         if (!is_type(part, "interpolation")) continue;
         TSNode expr = ts_node_named_child(part, 0);
         Kind ek = Syntax::get().kind(expr);

@@ -12,9 +12,7 @@ std::optional<Fix> add_weights_only(const CallEvent& call) {
   const Syntax& syn = Syntax::get();
   if (ts_node_is_null(call.arguments)) return std::nullopt;
   TSNode last{};
-  uint32_t n = ts_node_named_child_count(call.arguments);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode arg = ts_node_named_child(call.arguments, i);
+  for (TSNode arg : named_children(call.arguments)) {
     if (syn.kind(arg) != Kind::kComment) last = arg;
   }
   if (ts_node_is_null(last)) return std::nullopt;  // torch.load() is broken anyway

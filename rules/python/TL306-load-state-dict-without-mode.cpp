@@ -24,8 +24,7 @@ bool escapes(TSNode scope, std::string_view root, const SemanticModel& model) {
     Kind k = syn.kind(n);
     bool match = dotted ? k == Kind::kAttribute && model.text(n) == root : k == Kind::kIdentifier && model.text(n) == root;
     if (!match) {
-      uint32_t count = ts_node_named_child_count(n);
-      for (uint32_t i = 0; i < count; ++i) stack.push_back(ts_node_named_child(n, i));
+      append_named_children(n, stack);
       continue;
     }
     TSNode parent = ts_node_parent(n);

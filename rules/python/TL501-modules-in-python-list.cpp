@@ -125,9 +125,7 @@ class ModulesInPythonList final : public Rule {
     // `nn.Sequential(*self.layers)`, `nn.ModuleList(self.layers)`, `register(self.blocks)`.
     if (call.qualname && call.qualname->starts_with("builtins.")) return;
     if (ts_node_is_null(call.arguments)) return;
-    uint32_t n = ts_node_named_child_count(call.arguments);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode arg = ts_node_named_child(call.arguments, i);
+    for (TSNode arg : named_children(call.arguments)) {
       if (is_type(arg, "list_splat") || is_type(arg, "dictionary_splat")) arg = ts_node_named_child(arg, 0);
       if (is_type(arg, "keyword_argument")) arg = child_by(arg, "value");
       std::string attr = self_attr(arg, m);
@@ -268,9 +266,7 @@ class ModulesInPythonList final : public Rule {
       // construction in the body makes new ones.
       if (is_type(child_by(v, "body"), "call")) consider(child_by(v, "body"));
     } else if (is_type(v, "dictionary")) {
-      uint32_t n = ts_node_named_child_count(v);
-      for (uint32_t i = 0; i < n; ++i) {
-        TSNode pair = ts_node_named_child(v, i);
+      for (TSNode pair : named_children(v)) {
         if (is_type(pair, "pair")) consider(child_by(pair, "value"));
       }
     } else if (is_type(v, "dictionary_comprehension")) {

@@ -42,9 +42,7 @@ void scan(TSNode body, const SemanticModel& m, bool& calls_init, bool& calls_sel
 
 // A stub body: docstring, `...`, `pass`-free placeholders and `raise`.
 bool is_stub(TSNode body) {
-  uint32_t n = ts_node_named_child_count(body);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode s = ts_node_named_child(body, i);
+  for (TSNode s : named_children(body)) {
     if (is_type(s, "comment") || is_type(s, "raise_statement")) continue;
     if (is_type(s, "expression_statement")) {
       TSNode e = ts_node_named_child(s, 0);

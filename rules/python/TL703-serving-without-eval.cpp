@@ -30,12 +30,9 @@ struct Creation {
 std::vector<std::string_view> global_names(TSNode fn, const SemanticModel& model) {
   std::vector<std::string_view> out;
   TSNode body = field(fn, Syntax::get().fields().body);
-  uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode stmt = ts_node_named_child(body, i);
-    if (std::string_view(ts_node_type(stmt)) != "global_statement") continue;
-    uint32_t m = ts_node_named_child_count(stmt);
-    for (uint32_t j = 0; j < m; ++j) out.push_back(model.text(ts_node_named_child(stmt, j)));
+  for (TSNode stmt : named_children(body)) {
+    if (!is_type(stmt, "global_statement")) continue;
+    for (TSNode name : named_children(stmt)) out.push_back(model.text(name));
   }
   return out;
 }

@@ -279,9 +279,7 @@ class Tracker {
         return s;
       }
       std::vector<TSNode> items;
-      uint32_t n = ts_node_named_child_count(args);
-      for (uint32_t i = 0; i < n; ++i) {
-        TSNode a = ts_node_named_child(args, i);
+      for (TSNode a : named_children(args)) {
         if (is_type(a, "comment")) continue;
         items.push_back(a);
       }
@@ -298,9 +296,7 @@ class Tracker {
           return s;
         }
         items.clear();
-        uint32_t k = ts_node_named_child_count(list);
-        for (uint32_t i = 0; i < k; ++i) {
-          TSNode a = ts_node_named_child(list, i);
+        for (TSNode a : named_children(list)) {
           if (!is_type(a, "comment")) items.push_back(a);
         }
       } else if (items.size() == 1 && is_type(items[0], "call")) {
@@ -316,9 +312,7 @@ class Tracker {
             return s;
           }
           items.clear();
-          uint32_t k = ts_node_named_child_count(list);
-          for (uint32_t i = 0; i < k; ++i) {
-            TSNode pair = ts_node_named_child(list, i);
+          for (TSNode pair : named_children(list)) {
             if (is_type(pair, "comment")) continue;
             if (!is_type(pair, "tuple") || ts_node_named_child_count(pair) != 2) {
               s.unknown = true;
@@ -674,8 +668,10 @@ class Interp {
 
   void exec_block(TSNode block, Env& env, Value& ret) {
     if (!ok || ts_node_is_null(block)) return;
-    uint32_t n = ts_node_named_child_count(block);
-    for (uint32_t i = 0; i < n && ok; ++i) exec_stmt(ts_node_named_child(block, i), env, ret);
+    for (TSNode stmt : named_children(block)) {
+      if (!ok) break;
+      exec_stmt(stmt, env, ret);
+    }
   }
 
   void bind(TSNode target, const Value& v, Env& env) {
@@ -755,9 +751,7 @@ class Interp {
       exec_block(child_by(stmt, "consequence"), first, ret);
       outs.push_back(std::move(first));
       bool has_else = false;
-      uint32_t n = ts_node_named_child_count(stmt);
-      for (uint32_t i = 0; i < n; ++i) {
-        TSNode c = ts_node_named_child(stmt, i);
+      for (TSNode c : named_children(stmt)) {
         if (is_type(c, "elif_clause")) {
           eval(child_by(c, "condition"), base);
           Env branch = base;
@@ -819,9 +813,7 @@ class Interp {
     }
     // The body must thread one value through the layers: only assignments to names.
     TSNode body = child_by(stmt, "body");
-    uint32_t n = ts_node_named_child_count(body);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode s = ts_node_named_child(body, i);
+    for (TSNode s : named_children(body)) {
       if (is_type(s, "comment")) continue;
       TSNode inner = is_type(s, "expression_statement") ? ts_node_named_child(s, 0) : TSNode{};
       if (!is_type(inner, "assignment") || !is_type(child_by(inner, "left"), "identifier")) {
@@ -869,9 +861,7 @@ class Interp {
       ok = false;  // f(x for x in y)
       return all;
     }
-    uint32_t n = ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode a = ts_node_named_child(args, i);
+    for (TSNode a : named_children(args)) {
       if (is_type(a, "comment")) continue;
       if (is_type(a, "keyword_argument")) {
         Value v = eval(child_by(a, "value"), env);

@@ -191,8 +191,7 @@ inline void identifiers_in(TSNode expr, std::string_view source, std::unordered_
       stack.push_back(field(n, Syntax::get().fields().value));
       continue;
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) stack.push_back(ts_node_named_child(n, i));
+    append_named_children(n, stack);
   }
 }
 

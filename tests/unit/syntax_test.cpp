@@ -1,0 +1,77 @@
+// The syntax helpers rules build on: field() with and without its cache, and the cursor
+// based child lists, against tree-sitter's own per-index answers.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "python/analyzer.h"
+#include "python/syntax.h"
+
+using namespace torchlint::python;
+
+namespace {
+
+struct Tree {
+  std::string source;
+  TSTree* tree;
+  explicit Tree(std::string text) : source(std::move(text)), tree(parse_python(source)) {}
+  ~Tree() { ts_tree_delete(tree); }
+  TSNode root() const { return ts_tree_root_node(tree); }
+  std::string text(TSNode n) const { return std::string(node_text(n, source)); }
+};
+
+// The first node of kind `k` in document order.
+TSNode first_of(TSNode root, Kind k) {
+  TSNode found{};
+  walk_named(root, [&](TSNode n, uint32_t) {
+    if (!ts_node_is_null(found)) return false;
+    if (Syntax::get().kind(n) == k) found = n;
+    return ts_node_is_null(found);
+  });
+  return found;
+}
+
+std::vector<std::string> texts(const Tree& t, const std::vector<TSNode>& nodes) {
+  std::vector<std::string> out;
+  for (TSNode n : nodes) out.push_back(t.text(n));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("named_children lists what ts_node_named_child lists, comments included") {
+  Tree t("f(a, b,  # why\n  key=d, *rest)\n");
+  TSNode args = first_of(t.root(), Kind::kArgumentList);
+  REQUIRE_FALSE(ts_node_is_null(args));
+  std::vector<TSNode> by_index;
+  for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) by_index.push_back(ts_node_named_child(args, i));
+  std::vector<TSNode> listed = named_children(args);
+  CHECK(texts(t, listed) == texts(t, by_index));
+  CHECK(texts(t, listed) == std::vector<std::string>{"a", "b", "# why", "key=d", "*rest"});
+
+  std::vector<TSNode> stack{args};
+  append_named_children_reversed(args, stack);
+  CHECK(texts(t, stack) == std::vector<std::string>{t.text(args), "*rest", "key=d", "# why", "b", "a"});
+
+  CHECK(named_children(TSNode{}).empty());
+  CHECK(named_children(first_of(t.root(), Kind::kIdentifier)).empty());
+}
+
+TEST_CASE("field() gives the same answers inside and outside a cache scope, across trees") {
+  const Fields& f = Syntax::get().fields();
+  for (const char* source : {"x = obj.attr(1)\n", "y = other.name(2, 3)\n"}) {
+    Tree t(source);
+    TSNode call = first_of(t.root(), Kind::kCall);
+    REQUIRE_FALSE(ts_node_is_null(call));
+    std::string uncached = t.text(field(call, f.function));
+    FieldCache::Scope scope;
+    for (int i = 0; i < 3; ++i) {
+      CHECK(t.text(field(call, f.function)) == uncached);
+      CHECK(t.text(field(call, f.arguments)) == t.text(ts_node_child_by_field_id(call, f.arguments)));
+      CHECK(ts_node_is_null(field(call, f.left)));  // a field calls do not have
+    }
+    CHECK(Syntax::get().field_id("function") == f.function);
+    CHECK(Syntax::get().field_id("no_such_field") == 0);
+  }
+}
