@@ -50,8 +50,8 @@ bool mentions_local_rank(TSNode node, const SemanticModel& model) {
     if (q && (*q == "os.environ.get" || *q == "os.getenv" || *q == "os.environ.__getitem__")) {
       return string_literal_value(first, model.source(), v) && v == "LOCAL_RANK";
     }
-    for (uint32_t i = 0, n = ts_node_is_null(args) ? 0 : ts_node_named_child_count(args); i < n; ++i) {
-      if (mentions_local_rank(ts_node_named_child(args, i), model)) return true;
+    for (TSNode arg : named_children(args)) {
+      if (mentions_local_rank(arg, model)) return true;
     }
   }
   return false;

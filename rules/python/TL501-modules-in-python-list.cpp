@@ -259,8 +259,7 @@ class ModulesInPythonList final : public Rule {
     };
     if (is_type(v, "binary_operator")) v = child_by(v, "left");
     if (is_type(v, "list") || is_type(v, "tuple")) {
-      uint32_t n = ts_node_named_child_count(v);
-      for (uint32_t i = 0; i < n; ++i) consider(ts_node_named_child(v, i));
+      for (TSNode element : named_children(v)) consider(element);
     } else if (is_type(v, "list_comprehension")) {
       // `[m for m in self.modules() if ...]` collects registered modules; only a
       // construction in the body makes new ones.

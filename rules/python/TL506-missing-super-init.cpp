@@ -77,11 +77,9 @@ class MissingSuperInit final : public Rule {
     }
 
     TSNode body = child_by(node, "body");
-    uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
     TSNode init{};
     std::vector<TSNode> other_methods;  // scanned only if __init__ delegates to self
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(body, i);
+    for (TSNode c : named_children(body)) {
       bool decorated = is_type(c, "decorated_definition");
       if (decorated) c = child_by(c, "definition");
       if (!is_type(c, "function_definition")) {

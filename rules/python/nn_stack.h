@@ -382,11 +382,12 @@ class Tracker {
     if (fn.is_module_level || ts_node_is_null(fn.node)) return;
     TSNode body = child_by(fn.node, "body");
     TSNode ret{};
-    uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode st = ts_node_named_child(body, i);
+    bool first = true;
+    for (TSNode st : named_children(body)) {
+      bool is_first = first;
+      first = false;
       if (is_type(st, "comment")) continue;
-      if (is_type(st, "expression_statement") && is_type(ts_node_named_child(st, 0), "string") && ts_node_is_null(ret) && i == 0) {
+      if (is_type(st, "expression_statement") && is_type(ts_node_named_child(st, 0), "string") && ts_node_is_null(ret) && is_first) {
         continue;  // docstring
       }
       if (!ts_node_is_null(ret) || !is_type(st, "return_statement")) return;
@@ -561,9 +562,8 @@ class Tracker {
       auto q = m.resolve_qualified_name(child_by(v, "function"));
       return !returns_value(v, q, m);
     }
-    uint32_t n = ts_node_named_child_count(v);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (holds_construction(ts_node_named_child(v, i), m, depth + 1)) return true;
+    for (TSNode child : named_children(v)) {
+      if (holds_construction(child, m, depth + 1)) return true;
     }
     return false;
   }
@@ -1043,8 +1043,7 @@ class Interp {
         type == "pair" || type == "conditional_expression" || type == "comparison_operator" ||
         type == "boolean_operator") {
       Value v;
-      uint32_t n = ts_node_named_child_count(e);
-      for (uint32_t i = 0; i < n; ++i) v = merge(v, eval(ts_node_named_child(e, i), env));
+      for (TSNode child : named_children(e)) v = merge(v, eval(child, env));
       v.layer = nullptr;
       if (type == "comparison_operator" || type == "boolean_operator") v.legacy.clear();
       return v;
@@ -1097,9 +1096,7 @@ inline Tracker::ClassFlow Tracker::analyse(const ClassInfo& cls, TSNode class_no
 
   std::unordered_map<std::string, TSNode> methods;
   TSNode body = child_by(class_node, "body");
-  uint32_t n = ts_node_is_null(body) ? 0 : ts_node_named_child_count(body);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode c = ts_node_named_child(body, i);
+  for (TSNode c : named_children(body)) {
     if (is_type(c, "decorated_definition")) c = child_by(c, "definition");
     if (!is_type(c, "function_definition")) continue;
     std::string name(m.text(child_by(c, "name")));

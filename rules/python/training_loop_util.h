@@ -295,9 +295,8 @@ class TensorNames final : public Analysis {
     }
     if (k == Kind::kComparisonOperator) {
       // `preds == labels`: a tensor when an operand is one.
-      uint32_t n = ts_node_named_child_count(expr);
-      for (uint32_t i = 0; i < n; ++i) {
-        Origin o = classify(ts_node_named_child(expr, i), model, depth + 1);
+      for (TSNode operand : named_children(expr)) {
+        Origin o = classify(operand, model, depth + 1);
         if (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached) return Origin::kOutput;
       }
       return Origin::kUnknown;
