@@ -787,7 +787,7 @@ void Checker::on_call(TSNode node) {
     if (event.qualname && !api::is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
       loop_event(LoopEventKind::kCall, {}, *event.qualname);
     }
-    std::string_view target = model_.forward_pass_target(node, true);
+    std::string_view target = event.forward_pass_target(model_);
     if (!target.empty()) loop_event(LoopEventKind::kForward, target);
   }
   if (event.method == "backward") {
