@@ -17,7 +17,18 @@ bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
     std::string_view r = model.text(call.receiver);
     if (r.ends_with(".grad") || r.ends_with(".grad.data")) return true;
   }
-  std::string name = key(call.method.empty() ? model.text(call.callee) : call.method);
+  std::string_view spelled = last_name(call.method.empty() ? model.text(call.callee) : call.method);
+  // Every name below contains "grad": most calls are decided without a lower-case copy.
+  auto has_grad = [](std::string_view s) {
+    for (size_t i = 0; i + 4 <= s.size(); ++i) {
+      if ((s[i] | 0x20) == 'g' && (s[i + 1] | 0x20) == 'r' && (s[i + 2] | 0x20) == 'a' && (s[i + 3] | 0x20) == 'd') {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!has_grad(spelled)) return false;
+  std::string name = lower(spelled);
   if (name.find("zero_grad") != std::string::npos) return true;
   return name.find("grad") != std::string::npos &&
          (name.find("zero") != std::string::npos || name.find("reset") != std::string::npos ||
