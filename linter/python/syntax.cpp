@@ -111,7 +111,8 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
   fields_ = Fields{f("name"),       f("body"),        f("function"),     f("arguments"),    f("object"),
                    f("attribute"),  f("left"),        f("right"),        f("value"),        f("condition"),
                    f("module_name"), f("alias"),      f("parameters"),   f("superclasses"), f("consequence"),
-                   f("alternative"), f("definition"), f("type"),         f("operators")};
+                   f("alternative"), f("definition"), f("type"),         f("operators"),
+                   f("key"),         f("subscript")};
   uint32_t field_count = ts_language_field_count(language_);
   field_names_.assign(field_count + 1, std::string_view());
   for (uint32_t id = 1; id <= field_count; ++id) {

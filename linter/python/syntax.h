@@ -82,7 +82,8 @@ enum class Kind : uint8_t {
 
 struct Fields {
   TSFieldId name, body, function, arguments, object, attribute, left, right, value, condition,
-      module_name, alias, parameters, superclasses, consequence, alternative, definition, type, operators;
+      module_name, alias, parameters, superclasses, consequence, alternative, definition, type, operators,
+      key, subscript;
 };
 
 class Syntax {
@@ -192,6 +193,7 @@ class FieldCache {
 };
 
 inline TSNode field(TSNode node, TSFieldId id) { return FieldCache::child(node, id); }
+
 // Whether `node` is a non-null node of grammar type `type` ("keyword_argument"), for the
 // types the Kind enum does not name.
 inline bool is_type(TSNode node, const char* type) {

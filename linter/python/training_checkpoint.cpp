@@ -17,7 +17,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-
 std::string_view last_of(std::string_view dotted) {
   size_t dot = dotted.rfind('.');
   return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
@@ -484,9 +483,9 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
         read_object(field(callee, f.object), model, dict);
       }
     } else if (is_type(n, "pair")) {
-      TSNode key = field(n, Syntax::get().field_id("key"));
+      TSNode key = field(n, f.key);
       std::string_view text;
-      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, Syntax::get().field_id("value")), false, dict);
+      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, f.value), false, dict);
     } else if (k == Kind::kString) {
       continue;
     }
@@ -495,10 +494,11 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
 }
 
 void read_entries(TSNode dict_node, const SemanticModel& model, CheckpointDict& dict) {
+  const Fields& f = Syntax::get().fields();
   for (TSNode c : named_children(dict_node)) {
     if (is_type(c, "pair")) {
-      TSNode key = field(c, Syntax::get().field_id("key"));
-      TSNode value = field(c, Syntax::get().field_id("value"));
+      TSNode key = field(c, f.key);
+      TSNode value = field(c, f.value);
       std::string_view text;
       if (!string_literal_value(key, model.source(), text)) {
         dict.readable = false;
@@ -661,13 +661,13 @@ void TrainingCheckpointTracker::on_assign(const AssignEvent& event, RuleContext&
     return;
   }
   if (is_type(event.target, "subscript")) {
-    TSNode object = field(event.target, Syntax::get().field_id("value"));
+    TSNode object = field(event.target, syn.fields().value);
     if (syn.kind(object) != Kind::kIdentifier) return;
     std::string_view name = model.text(object);
     saving_[fn].mutated.insert(std::string(name));
     LocalDict* d = local_dict(fn, name);
     if (!d) return;
-    TSNode key = field(event.target, Syntax::get().field_id("subscript"));
+    TSNode key = field(event.target, syn.fields().subscript);
     std::string_view text;
     if (event.op != "=" || !string_literal_value(key, model.source(), text)) {
       d->dict.readable = false;
