@@ -7,6 +7,7 @@
 // the hash matches. Built once, from string literals (the views are not copied).
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -82,6 +83,9 @@ class NameSet {
  public:
   NameSet(std::initializer_list<std::string_view> names)
       : index_(names.begin(), names.end(), [](std::string_view n) { return n; }) {}
+  template <size_t N>
+  explicit NameSet(const std::string_view (&names)[N])
+      : index_(std::begin(names), std::end(names), [](std::string_view n) { return n; }) {}
   bool contains(std::string_view name) const { return index_.find(name) != detail::NameIndex::kAbsent; }
   // The set's own copy of `name` (a view of the literal it was built from), or null.
   const std::string_view* find(std::string_view name) const { return index_.find_name(name); }

@@ -1,5 +1,6 @@
 #include "analyzer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "checker.h"
@@ -28,8 +29,17 @@ PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<R
     if (!entry.make) continue;  // reported by the front-end or the session, not a per-file rule
     auto index = registry.index_of(entry.info.code);
     if (!index) throw std::logic_error("rule not registered: " + entry.info.code);
-    rules_.push_back({&entry, *index, &registry.rules()[*index]});
+    rules_.push_back({&entry, *index, &registry.rules()[*index], {}});
   }
+  std::vector<std::string_view> words;
+  for (Registered& r : rules_) {
+    for (std::string_view w : r.entry->triggers) {
+      auto it = std::find(words.begin(), words.end(), w);
+      r.triggers.push_back(static_cast<size_t>(it - words.begin()));
+      if (it == words.end()) words.push_back(w);
+    }
+  }
+  if (!words.empty()) trigger_words_.emplace(std::move(words));
 }
 
 static Diagnostic file_level_error(const SourceFile& file, uint32_t offset, std::string message) {
@@ -110,8 +120,13 @@ FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const Analysis
     return result;
   }
   std::vector<Checker::ActiveRule> active;
+  std::optional<std::vector<bool>> mentioned;  // scanned when a selected rule has triggers
   for (const auto& r : rules_) {
     if (options.enabled && !options.enabled->contains(r.index)) continue;
+    if (!r.triggers.empty()) {
+      if (!mentioned) mentioned = trigger_words_->scan(file.text());
+      if (std::none_of(r.triggers.begin(), r.triggers.end(), [&](size_t w) { return (*mentioned)[w]; })) continue;
+    }
     active.push_back({r.info, r.entry->make(), r.entry->events});
   }
   Checker checker(file, tree, options, std::move(active));

@@ -504,6 +504,7 @@ void Checker::on_function_enter(TSNode node) {
   // Decorators live on the decorated_definition parent.
   TSNode parent = parent_node();
   if (!ts_node_is_null(parent) && syn.kind(parent) == Kind::kDecoratedDefinition) {
+    fn->decorated = parent;
     for (TSNode dec : named_children(parent)) {
       if (syn.kind(dec) != Kind::kDecorator) continue;
       TSNode expr = ts_node_named_child(dec, 0);

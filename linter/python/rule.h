@@ -3,9 +3,11 @@
 // rules' event handlers; rules read the SemanticModel and report through the context.
 // A rule never walks the tree itself and never prints.
 #include <memory>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -220,13 +222,34 @@ struct RuleEntry {
   RuleInfo info;
   std::unique_ptr<Rule> (*make)();  // null for rules the front-end or session reports itself
   EventMask events = ~EventMask{0};  // what the rule's class handles (rule_entry fills it in)
+  // The rule's kTriggers (empty: it runs on every file).
+  std::vector<std::string_view> triggers;
 };
+
+// A rule all of whose findings and facts need one of a few names in the file declares
+//
+//   static constexpr std::string_view kTriggers[] = {"DataLoader"};
+//
+// and is not created for a file that mentions none of them as a whole identifier (in its
+// code, strings or comments; see core/word_scan.h). So no event of such a file reaches
+// it: the list must hold every name without which the rule neither reports nor records a
+// fact, aliases included (`from torch.nn import Linear as L` still mentions `Linear`).
+// Resolution in this engine stays within the file, so a name the file never spells
+// cannot resolve to the API either.
+template <class R>
+std::vector<std::string_view> rule_triggers() {
+  if constexpr (requires { R::kTriggers; }) {
+    return {std::begin(R::kTriggers), std::end(R::kTriggers)};
+  } else {
+    return {};
+  }
+}
 
 // The registry entry of rule class `R`.
 template <class R>
 RuleEntry rule_entry(RuleInfo info) {
   return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); },
-          handled_events<R, Rule>()};
+          handled_events<R, Rule>(), rule_triggers<R>()};
 }
 
 }  // namespace torchlint::python

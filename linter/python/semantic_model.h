@@ -55,6 +55,9 @@ struct Scope {
 // top-level code, which is treated as a function named "<module>").
 struct FunctionState {
   TSNode node{};
+  // The decorated_definition holding `node` when it has decorators, else null: rules read
+  // the decorators from it (ts_node_parent would walk down from the root to find it).
+  TSNode decorated{};
   std::string name;
   std::string qualname;
   bool is_module_level = false;

@@ -122,10 +122,11 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
   field_ids_.emplace(field_names_.begin(), field_names_.end(), [](std::string_view n) { return n; });
 }
 
-void append_named_children(TSNode node, std::vector<TSNode>& out) {
-  if (ts_node_is_null(node)) return;
-  // One cursor per thread, reset to each node: creating a cursor allocates its stack. The
-  // loop calls nothing that could use the cursor meanwhile.
+namespace {
+
+// One cursor per thread, reset to each node it starts from: creating a cursor allocates its
+// stack. Callers call nothing that could use the cursor while they hold it.
+TSTreeCursor& cursor_at(TSNode node) {
   struct CursorHolder {
     TSTreeCursor cursor{};
     bool made = false;
@@ -140,11 +141,62 @@ void append_named_children(TSNode node, std::vector<TSNode>& out) {
     holder.cursor = ts_tree_cursor_new(node);
     holder.made = true;
   }
-  for (bool more = ts_tree_cursor_goto_first_child(&holder.cursor); more;
-       more = ts_tree_cursor_goto_next_sibling(&holder.cursor)) {
-    TSNode child = ts_tree_cursor_current_node(&holder.cursor);
+  return holder.cursor;
+}
+
+}  // namespace
+
+void append_named_children(TSNode node, std::vector<TSNode>& out) {
+  if (ts_node_is_null(node)) return;
+  TSTreeCursor& cursor = cursor_at(node);
+  for (bool more = ts_tree_cursor_goto_first_child(&cursor); more; more = ts_tree_cursor_goto_next_sibling(&cursor)) {
+    TSNode child = ts_tree_cursor_current_node(&cursor);
     if (ts_node_is_named(child)) out.push_back(child);
   }
+}
+
+namespace {
+
+// Moves `cursor` down to the first child of its node whose range holds [start, end) and
+// is not empty; false (the cursor then somewhere below its node) when none does.
+// tree-sitter 0.20's goto_first_child_for_byte counts the padding of a child into its end,
+// so it can stop one child early: the siblings after it are checked too.
+bool goto_child_holding(TSTreeCursor& cursor, uint32_t start, uint32_t end) {
+  if (ts_tree_cursor_goto_first_child_for_byte(&cursor, start) < 0) return false;
+  do {
+    TSNode child = ts_tree_cursor_current_node(&cursor);
+    uint32_t child_start = ts_node_start_byte(child), child_end = ts_node_end_byte(child);
+    if (child_start > start) return false;
+    if (end <= child_end && child_start < child_end) return true;
+  } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  return false;
+}
+
+}  // namespace
+
+std::vector<TSNode> ancestors(TSNode node) {
+  std::vector<TSNode> out;
+  if (ts_node_is_null(node)) return out;
+  uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
+  TSTreeCursor& cursor = cursor_at(ts_tree_root_node(node.tree));
+  for (;;) {
+    TSNode current = ts_tree_cursor_current_node(&cursor);
+    if (ts_node_eq(current, node)) return out;
+    out.push_back(current);
+    if (!goto_child_holding(cursor, start, end)) break;
+  }
+  // An empty node (tree-sitter's MISSING) at the edge of a sibling: ask tree-sitter.
+  out.clear();
+  for (TSNode p = ts_node_parent(node); !ts_node_is_null(p); p = ts_node_parent(p)) out.push_back(p);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+TSNode child_containing(TSNode parent, TSNode node) {
+  if (ts_node_is_null(parent) || ts_node_is_null(node)) return {};
+  TSTreeCursor& cursor = cursor_at(parent);
+  if (!goto_child_holding(cursor, ts_node_start_byte(node), ts_node_end_byte(node))) return {};
+  return ts_tree_cursor_current_node(&cursor);
 }
 
 void append_named_children_reversed(TSNode node, std::vector<TSNode>& out) {

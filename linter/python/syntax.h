@@ -219,6 +219,14 @@ inline std::vector<TSNode> named_children(TSNode node) {
 }
 // The same, last child first: pushed on a stack, they pop in document order.
 void append_named_children_reversed(TSNode node, std::vector<TSNode>& out);
+// The child of `parent`, named or not, whose byte range holds `node`'s (null when none
+// does, and never an empty child). One descent with a cursor, which skips the children
+// before it by their ranges; a loop over ts_node_child(parent, i) would be quadratic.
+TSNode child_containing(TSNode parent, TSNode node);
+// The ancestors of `node`, from the root of its tree down to its parent. One descent from
+// the root: ts_node_parent makes one descent per call, so walking up k levels with it
+// costs k descents.
+std::vector<TSNode> ancestors(TSNode node);
 
 // Visits `root` and its named descendants in document order, without recursion;
 // `visit(node, depth)` (depth 0 for `root`) returns whether to visit the node's children.

@@ -982,16 +982,16 @@ bool RequestHandlers::current_is_handler(RuleContext& ctx) {
 bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& model) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
-  auto decorators = [&](TSNode definition, auto&& visit) {
-    TSNode parent = ts_node_parent(definition);
-    if (ts_node_is_null(parent) || syn.kind(parent) != Kind::kDecoratedDefinition) return false;
-    for (TSNode dec : named_children(parent)) {
+  // `decorated`: the decorated_definition of a function or class, or null.
+  auto decorators = [&](TSNode decorated, auto&& visit) {
+    if (ts_node_is_null(decorated) || syn.kind(decorated) != Kind::kDecoratedDefinition) return false;
+    for (TSNode dec : named_children(decorated)) {
       if (syn.kind(dec) != Kind::kDecorator) continue;
       if (visit(ts_node_named_child(dec, 0))) return true;
     }
     return false;
   };
-  bool routed = decorators(fn.node, [&](TSNode expr) {
+  bool routed = decorators(fn.decorated, [&](TSNode expr) {
     if (ts_node_is_null(expr)) return false;
     bool is_call = syn.kind(expr) == Kind::kCall;
     TSNode callee = is_call ? field(expr, f.function) : expr;
@@ -1019,7 +1019,7 @@ bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& m
   if (!ts_node_is_null(cls) && syn.kind(cls) == Kind::kDecoratedDefinition) cls = ts_node_parent(cls);
   if (!ts_node_is_null(cls)) cls = ts_node_parent(cls);  // block -> class_definition
   if (ts_node_is_null(cls) || syn.kind(cls) != Kind::kClassDefinition) return false;
-  return decorators(cls, [&](TSNode expr) {
+  return decorators(ts_node_parent(cls), [&](TSNode expr) {
     if (ts_node_is_null(expr)) return false;
     TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, f.function) : expr;
     auto q = model.resolve_qualified_name(callee);

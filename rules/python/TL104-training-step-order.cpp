@@ -13,6 +13,9 @@ using namespace loop_util;
 
 class TrainingStepOrder final : public Rule {
  public:
+  // Only loops that call `.backward()` (and step) are judged.
+  static constexpr std::string_view kTriggers[] = {"backward"};
+
   // Gradient surgery writes gradients back after a zero_grad(): `p.grad = g`,
   // `p.grad.copy_(g)` (PCGrad, gradient projection, custom accumulation).
   void on_assign(const AssignEvent& a, RuleContext& ctx) override {

@@ -11,6 +11,9 @@ using namespace loop_util;
 
 class SchedulerBeforeOptimizer final : public Rule {
  public:
+  // Its findings pair a scheduler step with an optimizer step: both are `.step()` calls.
+  static constexpr std::string_view kTriggers[] = {"step"};
+
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override {
     if (loop.steps_optimizer) check(loop, ctx);
     nested_.close(loop.node);

@@ -23,6 +23,9 @@ struct Candidate {
 
 class LossAccumulatesGraph final : public Rule {
  public:
+  // Only loops that call `.backward()` are judged.
+  static constexpr std::string_view kTriggers[] = {"backward"};
+
   void on_start(RuleContext& ctx) override { names_ = &ctx.analysis<TensorNames>(); }
   void on_assign(const AssignEvent& a, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();

@@ -25,7 +25,9 @@ std::vector<std::pair<const void*, const void*>> branches(TSNode node) {
   const Syntax& syn = Syntax::get();
   std::vector<std::pair<const void*, const void*>> out;
   TSNode child = node;
-  for (TSNode p = ts_node_parent(node); !ts_node_is_null(p); child = p, p = ts_node_parent(p)) {
+  std::vector<TSNode> path = ancestors(node);
+  for (auto it = path.rbegin(); it != path.rend(); child = *it, ++it) {
+    TSNode p = *it;
     Kind k = syn.kind(p);
     if (k == Kind::kFunctionDefinition || k == Kind::kClassDefinition) break;
     if (k == Kind::kIfStatement) out.emplace_back(p.id, child.id);

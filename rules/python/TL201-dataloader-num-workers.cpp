@@ -45,6 +45,9 @@ bool explained(const CallEvent& call, const SemanticModel& model) {
 
 class DataloaderNumWorkers final : public Rule {
  public:
+  // Its findings are DataLoader calls.
+  static constexpr std::string_view kTriggers[] = {"DataLoader"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname != api::kDataLoaderClass || call.has_kwargs_splat || call.has_args_splat) return;
     TSNode workers = TrainingLoaderTracker::argument(call, ctx, "num_workers", 5);

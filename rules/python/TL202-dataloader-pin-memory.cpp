@@ -8,6 +8,9 @@ namespace {
 
 class DataloaderPinMemory final : public Rule {
  public:
+  // Its findings are DataLoader calls.
+  static constexpr std::string_view kTriggers[] = {"DataLoader"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname != api::kDataLoaderClass || call.has_kwargs_splat || call.has_args_splat) return;
     TSNode pin = TrainingLoaderTracker::argument(call, ctx, "pin_memory", 7);

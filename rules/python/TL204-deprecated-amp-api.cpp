@@ -25,6 +25,9 @@ std::optional<std::string> torch_alias(TSNode callee, const SemanticModel& model
 
 class DeprecatedAmpApi final : public Rule {
  public:
+  // Every deprecated API lives in `torch.cuda.amp` or `torch.cpu.amp`.
+  static constexpr std::string_view kTriggers[] = {"amp"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (!call.qualname || ctx.options().target_torch < kDeprecatedSince) return;
     auto amp = api::deprecated_amp(*call.qualname);

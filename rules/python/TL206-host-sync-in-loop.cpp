@@ -21,6 +21,9 @@ struct Candidate {
 
 class HostSyncInLoop final : public Rule {
  public:
+  // Only loops that step an optimizer (`.step()`) are judged.
+  static constexpr std::string_view kTriggers[] = {"step"};
+
   void on_start(RuleContext& ctx) override { names_ = &ctx.analysis<TensorNames>(); }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {

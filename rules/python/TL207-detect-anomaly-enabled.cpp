@@ -20,6 +20,9 @@ bool debugging_guard(const SemanticModel& model) {
 
 class DetectAnomalyEnabled final : public Rule {
  public:
+  // Only anomaly detection is judged.
+  static constexpr std::string_view kTriggers[] = {"set_detect_anomaly", "detect_anomaly"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (!call.qualname) return;
     const SemanticModel& model = ctx.model();

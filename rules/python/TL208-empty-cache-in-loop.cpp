@@ -20,6 +20,9 @@ struct Candidate {
 
 class EmptyCacheInLoop final : public Rule {
  public:
+  // Only `torch.cuda.empty_cache` is judged.
+  static constexpr std::string_view kTriggers[] = {"empty_cache"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname != "torch.cuda.empty_cache" && call.qualname != "torch.cuda.memory.empty_cache") return;
     const SemanticModel& model = ctx.model();

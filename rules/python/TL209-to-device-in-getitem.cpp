@@ -13,7 +13,9 @@ namespace {
 using dataset_util::derives_from_dataset;
 
 TSNode enclosing_class_node(TSNode function_node) {
-  for (TSNode p = ts_node_parent(function_node); !ts_node_is_null(p); p = ts_node_parent(p)) {
+  std::vector<TSNode> path = ancestors(function_node);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    TSNode p = *it;
     Kind k = Syntax::get().kind(p);
     if (k == Kind::kClassDefinition) return p;
     if (k == Kind::kFunctionDefinition) return {};
@@ -66,6 +68,9 @@ bool is_accelerator(TSNode target, const SemanticModel& model) {
 
 class ToDeviceInGetitem final : public Rule {
  public:
+  // Only these dataset methods are judged.
+  static constexpr std::string_view kTriggers[] = {"__getitem__", "__getitems__", "__iter__"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     const FunctionState& fn = model.function();

@@ -24,6 +24,9 @@ std::optional<Fix> add_weights_only(const CallEvent& call) {
 
 class UnsafeTorchLoad final : public Rule {
  public:
+  // Only `torch.load` is judged.
+  static constexpr std::string_view kTriggers[] = {"load"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname != api::kTorchLoad) return;
     TSNode weights_only = call.keyword("weights_only", ctx.model().source());

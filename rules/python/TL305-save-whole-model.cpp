@@ -20,6 +20,9 @@ bool is_module_method(std::string_view method) {
 
 class SaveWholeModel final : public Rule {
  public:
+  // Only `torch.save` is judged.
+  static constexpr std::string_view kTriggers[] = {"save"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     if (!ts_node_is_null(call.receiver) && is_module_method(call.method)) {

@@ -49,6 +49,9 @@ bool escapes(TSNode scope, std::string_view root, const SemanticModel& model) {
 
 class LoadStateDictWithoutMode final : public Rule {
  public:
+  // Only `load_state_dict` calls become findings.
+  static constexpr std::string_view kTriggers[] = {"load_state_dict"};
+
   void on_start(RuleContext& ctx) override { objects_ = &ctx.analysis<TrainingObjects>(); }
 
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {

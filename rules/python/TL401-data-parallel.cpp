@@ -7,6 +7,9 @@ namespace {
 
 class DataParallel final : public Rule {
  public:
+  // Only DataParallel is judged.
+  static constexpr std::string_view kTriggers[] = {"DataParallel", "data_parallel"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname == api::kDataParallel) {
       ctx.report(call.node,

@@ -105,6 +105,9 @@ struct Loader {
 
 class DdpWithoutDistributedSampler final : public Rule {
  public:
+  // Its findings are DataLoader calls.
+  static constexpr std::string_view kTriggers[] = {"DataLoader"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     if (call.qualname && is_ddp(*call.qualname) && ts_node_is_null(ddp_)) ddp_ = call.node;

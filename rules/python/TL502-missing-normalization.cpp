@@ -10,6 +10,8 @@ constexpr int kMinDepth = 4;
 
 class MissingNormalization final : public Rule {
  public:
+  static constexpr const auto& kTriggers = nn_stack::kWeightLayers;
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& m = ctx.model();
     tracker_.on_call(call, m);

@@ -12,6 +12,8 @@ constexpr int kMaxPlainDepth = 10;
 
 class DeepWithoutResidual final : public Rule {
  public:
+  static constexpr const auto& kTriggers = nn_stack::kWeightLayers;
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& m = ctx.model();
     tracker_.on_call(call, m);

@@ -81,11 +81,9 @@ class ModelLoadedPerRequest final : public Rule {
     const SemanticModel& model = ctx.model();
     const Syntax& syn = Syntax::get();
     bool cached = false;
-    TSNode parent = ts_node_parent(fn.node);
-    if (!ts_node_is_null(parent) && syn.kind(parent) == Kind::kDecoratedDefinition) {
-      uint32_t n = ts_node_named_child_count(parent);
-      for (uint32_t i = 0; i < n && !cached; ++i) {
-        TSNode dec = ts_node_named_child(parent, i);
+    if (!ts_node_is_null(fn.decorated)) {
+      for (TSNode dec : named_children(fn.decorated)) {
+        if (cached) break;
         if (syn.kind(dec) != Kind::kDecorator) continue;
         TSNode expr = ts_node_named_child(dec, 0);
         TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, syn.fields().function) : expr;

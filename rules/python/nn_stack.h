@@ -51,14 +51,19 @@ enum class Layer : uint8_t {
   kUnknown,
 };
 
+// The torch.nn classes that count as weight layers. Every finding of TL502-TL504 needs a
+// stack of several, so these are also those rules' kTriggers: a block class defined in the
+// file is as deep as the weight layers in it, and a block from elsewhere is unknown.
+inline constexpr std::string_view kWeightLayers[] = {
+    "Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+};
+
 inline Layer classify_layer(std::string_view q) {
   std::string_view n = nn_class(q);
   if (n.empty()) return Layer::kUnknown;
-  static const NameSet weights = {
-      "Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-      "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
-      "LazyConvTranspose3d",
-  };
+  static const NameSet weights(kWeightLayers);
   static const NameSet norms = {
       "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
       "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",

@@ -45,17 +45,6 @@ inline bool names_optimizer(std::string_view receiver) {
   return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
 }
 
-// The direct child of `parent` whose range holds `node` (null when none does).
-inline TSNode child_holding(TSNode parent, TSNode node) {
-  uint32_t s = ts_node_start_byte(node), e = ts_node_end_byte(node);
-  uint32_t count = ts_node_child_count(parent);
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode c = ts_node_child(parent, i);
-    if (ts_node_start_byte(c) <= s && e <= ts_node_end_byte(c) && ts_node_end_byte(c) > ts_node_start_byte(c)) return c;
-  }
-  return {};
-}
-
 // Whether `node` runs only sometimes per execution of `stop` (a loop): under an `if`/`elif`/
 // `else` branch, a conditional expression's branch, the right operand of `and`/`or`, an
 // `except` handler, a `case`, a nested `while`, or inside a nested def/lambda that the
@@ -64,7 +53,7 @@ inline bool guarded_within(TSNode node, TSNode stop) {
   const Fields& f = Syntax::get().fields();
   TSNode n = stop;
   for (int depth = 0; depth < 512; ++depth) {
-    TSNode next = child_holding(n, node);
+    TSNode next = child_containing(n, node);
     if (ts_node_is_null(next) || ts_node_eq(next, node)) return false;
     const char* t = ts_node_type(next);
     if (std::strcmp(t, "if_statement") == 0) {
@@ -89,7 +78,7 @@ inline bool guarded_within(TSNode node, TSNode stop) {
 inline bool in_except_within(TSNode node, TSNode stop) {
   TSNode n = stop;
   for (int depth = 0; depth < 512; ++depth) {
-    TSNode next = child_holding(n, node);
+    TSNode next = child_containing(n, node);
     if (ts_node_is_null(next) || ts_node_eq(next, node)) return false;
     if (is_type(next, "except_clause") || is_type(next, "except_group_clause")) return true;
     n = next;
@@ -198,8 +187,9 @@ inline void identifiers_in(TSNode expr, std::string_view source, std::unordered_
 // Whether `name` is bound by a `for` loop around `node` (`for opt in optimizers:`): it then
 // stands for several objects in turn.
 inline bool is_loop_variable(TSNode node, std::string_view name, std::string_view source) {
-  TSNode n = ts_node_parent(node);
-  for (int depth = 0; depth < 256 && !ts_node_is_null(n); ++depth, n = ts_node_parent(n)) {
+  std::vector<TSNode> path = ancestors(node);
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    TSNode n = *it;
     if (is_type(n, "function_definition")) return false;
     if (!is_type(n, "for_statement")) continue;
     std::unordered_set<std::string> targets;

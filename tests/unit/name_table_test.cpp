@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/name_table.h"
+#include "core/word_scan.h"
 #include "python/rule.h"
 
 using namespace torchlint;
@@ -58,4 +59,26 @@ TEST_CASE("handled_events reads which handlers a class declares") {
   CHECK(handled_events<Rule, Rule>() == 0);
   CHECK(handled_events<AfterAssignOnly, Analysis>() == event_bit(Event::kAfterAssign));
   CHECK(rule_entry<Inherits>({}).events == handled_events<Inherits, Rule>());
+}
+
+TEST_CASE("WordScanner finds whole identifiers only, in code, strings and comments") {
+  WordScanner words({"Linear", "step", "DataLoader", "__getitem__"});
+  auto scan = [&](std::string_view text) {
+    std::vector<bool> m = words.scan(text);
+    std::string out;
+    for (bool b : m) out += b ? '1' : '0';
+    return out;
+  };
+  CHECK(scan("") == "0000");
+  CHECK(scan("nn.Linear(3, 4)") == "1000");
+  CHECK(scan("from torch.nn import Linear as L") == "1000");
+  CHECK(scan("LazyLinear(4) + Linear2 + _Linear + Linear_") == "0000");  // parts of other names
+  CHECK(scan("opt.step()\n# the DataLoader below\n") == "0110");
+  CHECK(scan("s = 'DataLoader'") == "0010");
+  CHECK(scan("def __getitem__(self, i):") == "0001");
+  CHECK(scan("Linear") == "1000");                 // at both ends of the text
+  CHECK(scan("\xc3\xa9step step\xc3\xa9") == "0000");  // non-ASCII letters belong to the name
+  CHECK(scan("x.step\n") == "0100");
+  CHECK_THROWS_AS(WordScanner({"two words"}), std::logic_error);
+  CHECK_THROWS_AS(WordScanner({""}), std::logic_error);
 }

@@ -75,3 +75,59 @@ TEST_CASE("field() gives the same answers inside and outside a cache scope, acro
     CHECK(Syntax::get().field_id("no_such_field") == 0);
   }
 }
+
+TEST_CASE("child_containing and ancestors agree with ts_node_parent") {
+  Tree t("import os\n\n\nclass A:\n    def f(self, x):\n        for i in range(3):\n            if x:\n"
+         "                y = g(x[i]).h  # c\n        return y\n");
+  // Every node's chain of parents, computed by tree-sitter, against one descent.
+  std::vector<TSNode> all;
+  walk_named(t.root(), [&](TSNode n, uint32_t) {
+    all.push_back(n);
+    return true;
+  });
+  REQUIRE(all.size() > 20);
+  for (TSNode n : all) {
+    std::vector<TSNode> expected;
+    for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) expected.insert(expected.begin(), p);
+    std::vector<TSNode> got = ancestors(n);
+    INFO(ts_node_type(n), " ", t.text(n), " ", ts_node_start_byte(n));
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(ts_node_eq(got[i], expected[i]));
+    // Down from each ancestor, the child on the way to `n`.
+    for (size_t i = 0; i < got.size(); ++i) {
+      TSNode next = i + 1 < got.size() ? got[i + 1] : n;
+      CHECK(ts_node_eq(child_containing(got[i], n), next));
+    }
+  }
+  TSNode call = first_of(t.root(), Kind::kCall);
+  TSNode cls = first_of(t.root(), Kind::kClassDefinition);
+  CHECK(ts_node_is_null(child_containing(call, cls)));  // not inside
+  CHECK(ts_node_is_null(child_containing(TSNode{}, call)));
+  CHECK(ancestors(t.root()).empty());
+  CHECK(ancestors(TSNode{}).empty());
+}
+
+TEST_CASE("ancestors of an empty MISSING node") {
+  Tree t("def f(:\n  pass\n");  // (parameters "(" (MISSING ")"))
+  TSNode missing{};
+  // walk_named visits named nodes only; an unnamed MISSING token needs a cursor walk.
+  TSTreeCursor c = ts_tree_cursor_new(t.root());
+  for (bool more = true; more;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    if (ts_node_is_missing(n)) missing = n;
+    if (ts_tree_cursor_goto_first_child(&c)) continue;
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        more = false;
+        break;
+      }
+    }
+  }
+  ts_tree_cursor_delete(&c);
+  REQUIRE_FALSE(ts_node_is_null(missing));
+  std::vector<TSNode> expected;
+  for (TSNode p = ts_node_parent(missing); !ts_node_is_null(p); p = ts_node_parent(p)) expected.insert(expected.begin(), p);
+  std::vector<TSNode> got = ancestors(missing);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(ts_node_eq(got[i], expected[i]));
+}
