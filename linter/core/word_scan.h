@@ -20,52 +20,55 @@ namespace torchlint {
 class WordScanner {
  public:
   // `words` are views of storage that outlives the scanner (string literals).
-  explicit WordScanner(std::vector<std::string_view> words) : words_(std::move(words)), index_(words_.begin(), words_.end(), [](std::string_view w) { return w; }) {
+  explicit WordScanner(std::vector<std::string_view> words)
+      : words_(std::move(words)), index_(words_.begin(), words_.end(), [](std::string_view w) { return w; }) {
     for (std::string_view w : words_) {
-      if (w.empty() || !is_identifier_char(static_cast<unsigned char>(w[0]))) {
+      if (w.empty() || std::any_of(w.begin(), w.end(), [](char c) { return !kIdentifier[static_cast<unsigned char>(c)]; })) {
         throw std::logic_error("not an identifier: '" + std::string(w) + "'");
       }
-      for (unsigned char c : w) {
-        if (!is_identifier_char(c)) throw std::logic_error("not an identifier: '" + std::string(w) + "'");
-      }
-      first_char_[static_cast<unsigned char>(w[0])] = true;
-      min_size_ = std::min(min_size_, w.size());
-      max_size_ = std::max(max_size_, w.size());
+      sizes_by_first_[static_cast<unsigned char>(w[0])] |= size_bit(w.size());
     }
   }
 
   size_t size() const { return words_.size(); }
+
   // mentioned[i]: whether the text mentions words[i].
   std::vector<bool> scan(std::string_view text) const {
     std::vector<bool> mentioned(words_.size(), false);
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const size_t n = text.size();
-    for (size_t i = 0; i < n;) {
-      if (!is_identifier_char(p[i])) {
-        ++i;
+    const auto* end = p + text.size();
+    while (p < end) {
+      if (!kIdentifier[*p]) {
+        ++p;
         continue;
       }
-      size_t j = i + 1;
-      while (j < n && is_identifier_char(p[j])) ++j;
-      size_t size = j - i;
-      if (first_char_[p[i]] && size >= min_size_ && size <= max_size_) {
-        uint32_t found = index_.find(text.substr(i, size));
+      const unsigned char* q = p + 1;
+      while (q < end && kIdentifier[*q]) ++q;
+      // Most names share neither first letter and size with a word: no hash for them.
+      if (sizes_by_first_[*p] & size_bit(static_cast<size_t>(q - p))) {
+        uint32_t found = index_.find(std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(q - p)));
         if (found != detail::NameIndex::kAbsent) mentioned[found] = true;
       }
-      i = j;
+      p = q;
     }
     return mentioned;
   }
 
  private:
-  static bool is_identifier_char(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80;
-  }
+  static constexpr std::array<bool, 256> kIdentifier = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+      t[static_cast<size_t>(c)] =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80;
+    }
+    return t;
+  }();
+  // Sizes of 31 and more share the last bit.
+  static uint32_t size_bit(size_t size) { return uint32_t{1} << std::min<size_t>(size, 31); }
 
   std::vector<std::string_view> words_;
   detail::NameIndex index_;  // word -> its first position in words_
-  std::array<bool, 256> first_char_{};
-  size_t min_size_ = SIZE_MAX, max_size_ = 0;
+  std::array<uint32_t, 256> sizes_by_first_{};  // by first byte: the sizes of the words it starts
 };
 
 }  // namespace torchlint

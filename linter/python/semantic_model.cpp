@@ -259,9 +259,8 @@ bool SemanticModel::in_no_grad() const {
   return function().grad_disabled_decorator || function().grad_disabled_statement;
 }
 
-std::vector<TSNode> SemanticModel::enclosing_conditions() const {
-  return std::vector<TSNode>(conditions_.begin() + static_cast<std::ptrdiff_t>(function().condition_base),
-                             conditions_.end());
+std::span<const TSNode> SemanticModel::enclosing_conditions() const {
+  return std::span<const TSNode>(conditions_).subspan(function().condition_base);
 }
 
 namespace {

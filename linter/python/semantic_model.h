@@ -7,6 +7,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -184,7 +185,7 @@ class SemanticModel {
   // Loops of the current function only (a loop around a def does not run its body).
   size_t loop_depth() const { return loops_.size() - function().loop_base; }
   // Conditions (if/elif/while/ternary) enclosing the current node in this function.
-  std::vector<TSNode> enclosing_conditions() const;
+  std::span<const TSNode> enclosing_conditions() const;
   const ClassInfo* enclosing_class() const;
   bool is_pytest_file() const { return pytest_file_; }
   bool has_main_guard() const { return main_guard_node_.id != nullptr; }

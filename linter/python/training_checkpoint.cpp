@@ -914,16 +914,16 @@ void RequestHandlers::on_assign(const AssignEvent& event, RuleContext& ctx) {
   if (syn.kind(event.value) != Kind::kCall) return;
   auto q = model.resolve_qualified_name(field(event.value, syn.fields().function));
   if (!q) return;
-  std::string target(model.text(event.target));
-  if (is_app_constructor(*q)) apps_.insert(target);
-  if (*q == "bentoml.Service") services_.insert(target);
+  std::string_view target = model.text(event.target);
+  if (is_app_constructor(*q)) apps_.emplace(target);
+  if (*q == "bentoml.Service") services_.emplace(target);
   if (is_non_torch_model_library(*q) && model.infer_value(event.value).kind == ValueKind::kUnknown) {
-    library_callables_.insert(target);
+    library_callables_.emplace(target);
   }
 }
 
 bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) const {
-  return library_callables_.contains(std::string(name));
+  return !library_callables_.empty() && library_callables_.contains(std::string(name));
 }
 
 bool RequestHandlers::may_have_handlers(RuleContext& ctx) {

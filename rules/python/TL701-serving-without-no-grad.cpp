@@ -16,18 +16,18 @@ class ServingWithoutNoGrad final : public Rule {
     const SemanticModel& model = ctx.model();
     const FunctionState& fn = model.function();
     if (model.in_no_grad()) {
-      disables_grad_.insert(fn.qualname);
+      seen_.current(model).disables_grad = true;
       return;
     }
-    std::string target(call.forward_pass_target(model));
-    if (!target.empty() && handlers_->is_library_callable(target, ctx)) target.clear();
-    if (!target.empty()) forward_with_grad_.insert(fn.qualname);
+    std::string_view target = call.forward_pass_target(model);
+    if (!target.empty() && handlers_->is_library_callable(target, ctx)) target = {};
+    if (!target.empty()) seen_.current(model).forward_with_grad = true;
     if (!handlers_->current_is_handler(ctx)) return;
     Pending& p = pending_[fn.qualname];
     if (!target.empty()) {
       if (ts_node_is_null(p.direct)) {
         p.direct = call.node;
-        p.model = target;
+        p.model = std::string(target);
       }
       return;
     }
@@ -48,8 +48,9 @@ class ServingWithoutNoGrad final : public Rule {
 
   void on_function_end(const FunctionState& fn, RuleContext& ctx) override {
     bool trains = fn.calls_backward || fn.steps_optimizer || fn.calls_autograd_grad;
-    if (fn.grad_disabled_decorator || disables_grad_.contains(fn.qualname)) ctx.add_fact("disables-grad");
-    if (forward_with_grad_.contains(fn.qualname) && !trains) ctx.add_fact("forward-with-grad");
+    const Seen* seen = seen_.find(fn.qualname);
+    if (fn.grad_disabled_decorator || (seen && seen->disables_grad)) ctx.add_fact("disables-grad");
+    if (seen && seen->forward_with_grad && !trains) ctx.add_fact("forward-with-grad");
     auto it = pending_.find(fn.qualname);
     if (it == pending_.end()) return;
     Pending p = std::move(it->second);
@@ -83,8 +84,13 @@ class ServingWithoutNoGrad final : public Rule {
   };
   RequestHandlers* handlers_ = nullptr;  // shared
   std::unordered_map<std::string, Pending> pending_;
-  std::unordered_set<std::string> forward_with_grad_;
-  std::unordered_set<std::string> disables_grad_;
+  // What the functions (by qualname, as the facts are) did: a call under no_grad, a
+  // forward pass with autograd on.
+  struct Seen {
+    bool disables_grad = false;
+    bool forward_with_grad = false;
+  };
+  PerFunction<Seen> seen_;
 };
 
 }  // namespace

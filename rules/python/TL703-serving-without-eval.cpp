@@ -127,13 +127,12 @@ class ServingWithoutEval final : public Rule {
     const SemanticModel& model = ctx.model();
     const Syntax& syn = Syntax::get();
     const FunctionState& fn = model.function();
-    const ClassInfo* cls = model.enclosing_class();
     if (call.method == "eval" || (call.method == "train" && !ts_node_is_null(call.positional(0)) &&
                                   syn.kind(call.positional(0)) == Kind::kFalse)) {
       std::string root = ts_node_is_null(call.receiver) ? std::string() : receiver_root(call.receiver, model);
       if (!root.empty()) {
         evals_.insert(root);
-        if (cls) evals_.insert(cls->qualname + "|" + root);
+        if (const ClassInfo* cls = model.enclosing_class()) evals_.insert(cls->qualname + "|" + root);
       }
       sets_eval_.insert(fn.qualname);
     }
@@ -162,6 +161,7 @@ class ServingWithoutEval final : public Rule {
       const Binding* b = model.lookup(target);
       if (!b || b->kind == BindingKind::kParameter || b->kind == BindingKind::kImport) return;
     }
+    const ClassInfo* cls = model.enclosing_class();
     served_.push_back({call.node, target, fn.qualname, fn.name, cls ? cls->qualname : std::string()});
   }
 
