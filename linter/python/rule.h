@@ -108,6 +108,10 @@ class PerFunction {
     auto it = by_qualname_.find(qualname);
     return it == by_qualname_.end() ? nullptr : &it->second;
   }
+  const T* find(const std::string& qualname) const {
+    auto it = by_qualname_.find(qualname);
+    return it == by_qualname_.end() ? nullptr : &it->second;
+  }
   void erase(const std::string& qualname) {
     by_qualname_.erase(qualname);
     current_ = nullptr;
@@ -116,6 +120,8 @@ class PerFunction {
     by_qualname_.clear();
     current_ = nullptr;
   }
+  auto begin() const { return by_qualname_.begin(); }
+  auto end() const { return by_qualname_.end(); }
 
  private:
   std::unordered_map<std::string, T> by_qualname_;

@@ -75,7 +75,7 @@ class DataloaderWorkerSeed final : public Rule {
     std::string_view src = model.source();
     const FunctionState& fn = model.function();
     if (!fn.is_module_level) {
-      Function& f = functions_[fn.qualname];
+      Function& f = functions_.current(model);
       std::string_view attr;
       if (is_self_attribute(call.receiver, model, attr)) {
         bool reseed = call.method == "seed" || call.method == "manual_seed" || call.method == "set_state" ||
@@ -189,8 +189,8 @@ class DataloaderWorkerSeed final : public Rule {
     while (!stack.empty()) {
       std::string name = std::move(stack.back());
       stack.pop_back();
-      auto it = functions_.find(name);
-      if (it == functions_.end()) {
+      const Function* found = functions_.find(name);
+      if (!found) {
         // `self.augment(img)` where `self.augment = RandomJitter()`: its __call__.
         if (info && name.starts_with(cls + ".")) {
           auto a = info->attributes.find(name.substr(cls.size() + 1));
@@ -201,8 +201,8 @@ class DataloaderWorkerSeed final : public Rule {
         }
         continue;
       }
-      out.push_back(&it->second);
-      for (const auto& callee : it->second.callees) {
+      out.push_back(found);
+      for (const auto& callee : found->callees) {
         if (seen.insert(callee).second) stack.push_back(callee);
       }
     }
@@ -287,7 +287,7 @@ class DataloaderWorkerSeed final : public Rule {
     if (old_torch && a.numpy) ctx.report(l.call, head + numpy);
   }
 
-  std::unordered_map<std::string, Function> functions_;
+  PerFunction<Function> functions_;
   std::unordered_map<std::string, std::unordered_map<std::string, RngAttribute>> rng_attributes_;
   std::vector<LoaderCall> loaders_;
   std::vector<std::string> dataset_classes_;

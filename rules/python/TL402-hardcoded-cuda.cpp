@@ -59,6 +59,13 @@ bool mentions_local_rank(TSNode node, const SemanticModel& model) {
 
 class HardcodedCuda final : public Rule {
  public:
+  // Its findings name CUDA; its facts come from availability checks and from the marks of
+  // multi-process CUDA training (by_design, LOCAL_RANK; "--local-rank" scans as "local").
+  static constexpr std::string_view kTriggers[] = {
+      "cuda", "is_available", "device_count", "is_built", "is_initialized", "current_accelerator",
+      "nccl", "init_distributed", "local_rank", "local", "LOCAL_RANK",
+  };
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     std::string_view src = model.source();

@@ -10,13 +10,23 @@ namespace torchlint {
 namespace python {
 namespace {
 
-// Packages whose every call is part of logging a run.
+// Packages whose every call is part of logging a run. Decided on the top-level package
+// first: this runs on every call, and most calls are into torch itself.
 bool is_tracking_package(std::string_view q) {
+  size_t dot = q.find('.');
+  if (dot == std::string_view::npos) return false;
+  std::string_view top = q.substr(0, dot);
+  static const NameSet packages = {
+      "wandb", "mlflow", "comet_ml", "neptune", "aim", "clearml", "tensorboardX", "dvclive", "swanlab",
+      "tensorboard", "visdom", "trackio", "tensorboard_logger", "sacred", "polyaxon", "guild",
+  };
+  if (packages.contains(top)) return true;
+  static const NameSet with_loggers = {"torch", "lightning", "pytorch_lightning", "lightning_fabric", "torchnet", "ignite"};
+  if (!with_loggers.contains(top)) return false;
   static constexpr std::string_view prefixes[] = {
-      "wandb.", "mlflow.", "comet_ml.", "neptune.", "aim.", "clearml.", "tensorboardX.", "dvclive.", "swanlab.",
-      "torch.utils.tensorboard.", "tensorboard.", "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
-      "lightning.fabric.loggers.", "lightning_fabric.loggers.", "visdom.", "trackio.", "tensorboard_logger.",
-      "sacred.", "polyaxon.", "guild.", "torchnet.logger.", "ignite.contrib.handlers.", "ignite.handlers.",
+      "torch.utils.tensorboard.",   "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
+      "lightning.fabric.loggers.",  "lightning_fabric.loggers.",  "torchnet.logger.",
+      "ignite.contrib.handlers.",   "ignite.handlers.",
   };
   for (auto p : prefixes) {
     if (q.starts_with(p)) return true;
@@ -51,7 +61,11 @@ class NoExperimentTracking final : public Rule {
       if (fn.is_module_level && ts_node_is_null(first_step_)) first_step_ = call.node;
       if (!fn.is_module_level) first_steps_.try_emplace(fn.qualname, call.node);
     }
-    if (fn.is_module_level && call.qualname) module_calls_.emplace_back(call.node, *call.qualname);
+    // Only calls of this file's functions can reach a first step (first_steps_ is keyed by them).
+    if (fn.is_module_level && call.qualname && call.qualname->size() > model.module_name().size() &&
+        call.qualname->starts_with(model.module_name()) && (*call.qualname)[model.module_name().size()] == '.') {
+      module_calls_.emplace_back(call.node, *call.qualname);
+    }
     if (tracks(call, ctx)) ctx.add_fact("tracks-metrics");
   }
 
