@@ -103,7 +103,14 @@ ValueInfo SemanticModel::infer_value(TSNode expr) const {
 std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {
   const Syntax& syn = Syntax::get();
   const Fields& f = syn.fields();
-  std::string_view parts[66];  // attribute names, innermost last (no heap allocation)
+  // Attribute names, innermost last: no heap allocation, and a plain struct so that the
+  // array is not zeroed on every call (string_view's constructor would be run 66 times).
+  struct Part {
+    const char* data;
+    size_t size;
+    operator std::string_view() const { return {data, size}; }
+  };
+  Part parts[66];
   size_t part_count = 0;
   TSNode n = expr;
   for (int guard = 0;; ++guard) {
@@ -111,7 +118,8 @@ std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {
     Kind k = syn.kind(n);
     if (k == Kind::kIdentifier) break;
     if (k != Kind::kAttribute) return std::nullopt;
-    parts[part_count++] = text(field(n, f.attribute));
+    std::string_view name = text(field(n, f.attribute));
+    parts[part_count++] = {name.data(), name.size()};
     n = field(n, f.object);
   }
   std::string_view base = text(n);
@@ -121,7 +129,7 @@ std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {
     // self.method -> the class's method; self.attr.x is a value, not a name.
     if (part_count != 1) return std::nullopt;
     std::string out;
-    out.reserve(cls->qualname.size() + 1 + parts[0].size());
+    out.reserve(cls->qualname.size() + 1 + parts[0].size);
     out += cls->qualname;
     out += '.';
     out += parts[0];
@@ -154,7 +162,7 @@ std::optional<std::string> SemanticModel::resolve_uncached(TSNode expr) const {
     head[2] = base;
   }
   size_t size = head[0].size() + head[1].size() + head[2].size();
-  for (size_t i = 0; i < part_count; ++i) size += 1 + parts[i].size();
+  for (size_t i = 0; i < part_count; ++i) size += 1 + parts[i].size;
   std::string result;
   result.reserve(size);
   for (std::string_view h : head) result += h;
