@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cctype>
 #include <string>
 
 #include "core/name_table.h"
@@ -81,4 +82,39 @@ TEST_CASE("WordScanner finds whole identifiers only, in code, strings and commen
   CHECK(scan("x.step\n") == "0100");
   CHECK_THROWS_AS(WordScanner({"two words"}), std::logic_error);
   CHECK_THROWS_AS(WordScanner({""}), std::logic_error);
+}
+
+TEST_CASE("WordScanner agrees with a byte-by-byte reading on long texts") {
+  std::vector<std::string_view> list = {"ab", "step", "x", "Linear", "a_1", "__init__"};
+  WordScanner words(list);
+  // Names across the 64-byte blocks the scanner reads at once, at every offset.
+  std::string alphabet = "ab_1 .(\n\xc3x";
+  uint64_t seed = 12345;
+  for (int round = 0; round < 400; ++round) {
+    std::string text;
+    size_t size = 1 + (round * 7) % 300;
+    for (size_t i = 0; i < size; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      if ((seed >> 60) == 0) {
+        text += list[(seed >> 40) % list.size()];
+      } else {
+        text += alphabet[(seed >> 33) % alphabet.size()];
+      }
+    }
+    std::vector<bool> expected(list.size(), false);
+    auto ident = [](unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; };
+    for (size_t i = 0; i < text.size();) {
+      if (!ident(static_cast<unsigned char>(text[i]))) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < text.size() && ident(static_cast<unsigned char>(text[j]))) ++j;
+      for (size_t w = 0; w < list.size(); ++w) {
+        if (text.substr(i, j - i) == list[w]) expected[w] = true;
+      }
+      i = j;
+    }
+    REQUIRE(words.scan(text) == expected);
+  }
 }
