@@ -1,6 +1,7 @@
 #include "api_tables.h"
 
 #include <array>
+#include <vector>
 
 #include "core/name_table.h"
 
@@ -236,8 +237,27 @@ std::string_view usage_fact(std::string_view q) {
       {"torch.nn.utils.clip_grad", "clips-gradients"},
       {"torch.cuda.is_available", "checks-device"},
   };
-  for (const auto& p : kPrefixes) {
-    if (q.starts_with(p.prefix)) return p.fact;
+  // Asked for every resolved call: only the prefixes that share the deciding letter (the
+  // one after "torch.", else the first) are compared, in the order above.
+  struct Groups {
+    std::array<std::vector<const Prefix*>, 256> torch, other;
+  };
+  static const Groups groups = [] {
+    Groups g;
+    for (const auto& p : kPrefixes) {
+      if (p.prefix.starts_with("torch.")) {
+        g.torch[static_cast<unsigned char>(p.prefix[6])].push_back(&p);
+      } else {
+        g.other[static_cast<unsigned char>(p.prefix[0])].push_back(&p);
+      }
+    }
+    return g;
+  }();
+  if (q.empty()) return {};
+  const auto& candidates = q.size() > 6 && q.starts_with("torch.") ? groups.torch[static_cast<unsigned char>(q[6])]
+                                                                    : groups.other[static_cast<unsigned char>(q[0])];
+  for (const Prefix* p : candidates) {
+    if (q.starts_with(p->prefix)) return p->fact;
   }
   return {};
 }
