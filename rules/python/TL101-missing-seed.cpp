@@ -9,6 +9,10 @@ namespace {
 
 class MissingSeed final : public Rule {
  public:
+  // Its findings are anchored at the main guard (`if __name__ == "__main__":`) or at a
+  // top-level optimizer step (`.step()`).
+  static constexpr std::string_view kTriggers[] = {"__main__", "step"};
+
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     const FunctionState& fn = ctx.model().function();
     if (fn.first_training_byte == ts_node_start_byte(call.node)) {
