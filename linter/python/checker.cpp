@@ -263,7 +263,8 @@ void Checker::note_syntax_error(TSNode node, std::string message) {
 }
 
 bool Checker::enter(TSNode node) {
-  switch (Syntax::get().kind(node)) {
+  const TSSymbol symbol = ts_node_symbol(node);
+  switch (Syntax::get().kind_of(symbol)) {
     case Kind::kLegacyStatement:
       note_syntax_error(node, "Python 2 `" + std::string(ts_node_type(node)).substr(0, 5) + "` statement");
       statements_.push_back(node);
@@ -349,7 +350,9 @@ bool Checker::enter(TSNode node) {
       return Syntax::get().kind(ts_node_child(node, 0)) != Kind::kIdentifier;
     }
     default:
-      return !Syntax::get().is_expression(node) || !holds_no_events(node);
+      // Tokens have no children worth a cursor step (the comment token is handled above).
+      if (Syntax::get().is_token_symbol(symbol)) return false;
+      return !Syntax::get().is_expression_symbol(symbol) || !holds_no_events(node);
   }
 }
 

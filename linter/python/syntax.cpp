@@ -99,6 +99,16 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
       "yield", "list_comprehension", "dictionary_comprehension", "set_comprehension", "generator_expression",
       "named_expression", "parameters", "argument_list", "lambda",
   };
+  static const NameSet named_tokens = {
+      "comment", "ellipsis", "escape_interpolation", "escape_sequence", "false", "float", "identifier",
+      "integer", "line_continuation", "none", "string_end", "string_start", "true", "type_conversion",
+  };
+  token_.assign(count, false);
+  for (uint32_t s = 0; s < count; ++s) {
+    TSSymbolType type = ts_language_symbol_type(language_, static_cast<TSSymbol>(s));
+    const char* name = ts_language_symbol_name(language_, static_cast<TSSymbol>(s));
+    token_[s] = type == TSSymbolTypeAnonymous || (type == TSSymbolTypeRegular && name && named_tokens.contains(name));
+  }
   expression_.assign(count, false);
   for (uint32_t s = 0; s < count; ++s) {
     if (ts_language_symbol_type(language_, static_cast<TSSymbol>(s)) != TSSymbolTypeRegular) continue;

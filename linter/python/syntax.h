@@ -94,10 +94,8 @@ class Syntax {
     return instance;
   }
   const TSLanguage* language() const { return language_; }
-  Kind kind(TSNode node) const {
-    TSSymbol s = ts_node_symbol(node);
-    return s < kinds_.size() ? kinds_[s] : Kind::kOther;
-  }
+  Kind kind(TSNode node) const { return kind_of(ts_node_symbol(node)); }
+  Kind kind_of(TSSymbol s) const { return s < kinds_.size() ? kinds_[s] : Kind::kOther; }
   const Fields& fields() const { return fields_; }
   // The id of the field called `name`; 0, which no child has, for a name the grammar
   // lacks. ts_node_child_by_field_name compares `name` with every field name instead.
@@ -107,16 +105,19 @@ class Syntax {
   }
   // An expression (or an expression-level part such as a parameter list or a keyword
   // argument): it holds no statement, whatever its text.
-  bool is_expression(TSNode node) const {
-    TSSymbol s = ts_node_symbol(node);
-    return s < expression_.size() && expression_[s];
-  }
+  bool is_expression(TSNode node) const { return is_expression_symbol(ts_node_symbol(node)); }
+  bool is_expression_symbol(TSSymbol s) const { return s < expression_.size() && expression_[s]; }
+  // A token: an anonymous node ("(", "def", and the two-word operators "is not" and
+  // "not in", whose parts are tokens too) or a named token (identifier, number, string
+  // delimiters, comment, ...). Nothing below it is an event.
+  bool is_token_symbol(TSSymbol s) const { return s < token_.size() && token_[s]; }
 
  private:
   Syntax();
   const TSLanguage* language_;
   std::vector<Kind> kinds_;
   std::vector<bool> expression_;
+  std::vector<bool> token_;
   Fields fields_{};
   std::vector<std::string_view> field_names_;        // by id; [0] is empty
   std::optional<detail::NameIndex> field_ids_;        // name -> position in field_names_
