@@ -23,6 +23,8 @@ std::string_view last_name(std::string_view q) {
 }
 
 bool is_train_mode_layer(std::string_view q) {
+  // Asked for every call: most are decided by the prefix, without hashing the name.
+  if (!q.starts_with("torch.nn.") && !q.starts_with("torchvision.ops.")) return false;
   static const NameSet layers = {
       "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d", "torch.nn.AlphaDropout",
       "torch.nn.FeatureAlphaDropout", "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d",
@@ -52,6 +54,7 @@ bool is_library_model(std::string_view q) {
 }
 
 bool is_export(std::string_view q) {
+  if (!q.starts_with("torch.jit.") && !q.starts_with("torch.onnx.") && !q.starts_with("torch.export.")) return false;
   static const NameSet apis = {
       "torch.jit.trace", "torch.jit.script", "torch.jit.trace_module", "torch.onnx.export",
       "torch.onnx.dynamo_export", "torch.export.export", "torch.onnx.utils.export",
