@@ -8,29 +8,20 @@ namespace {
 
 constexpr int kMinDepth = 4;
 
-class MissingNormalization final : public Rule {
- public:
-  static constexpr const auto& kTriggers = nn_stack::kWeightLayers;
-
-  void on_call(const CallEvent& call, RuleContext& ctx) override {
-    const SemanticModel& m = ctx.model();
-    tracker_.on_call(call, m);
-    if (call.qualname != nn_stack::kSequential || tracker_.nested(call.node)) return;
-    nn_stack::Stack s = tracker_.summarize(call.node, m, /*mark_nested=*/true);
+class MissingNormalization final : public nn_stack::StackRule {
+ protected:
+  void on_sequential(const CallEvent& call, const nn_stack::Stack& s, RuleContext& ctx) override {
     // Unknown blocks may normalise; SELU networks are built to need no norm layers.
-    if (s.unknown || s.reported || s.norm || s.self_norm || s.weights < kMinDepth || m.is_pytest_file()) return;
-    tracker_.reported_sequential(call.node, m);
+    if (s.unknown || s.reported || s.norm || s.self_norm || s.weights < kMinDepth || ctx.model().is_pytest_file()) return;
+    tracker_.reported_sequential(call.node, ctx.model());
     ctx.report(call.node, "`nn.Sequential` stacks " + std::to_string(s.weights) +
                               " conv/linear layers with no normalization layer: deep unnormalised stacks train slowly "
                               "and are fragile to initialisation and learning rate; add BatchNorm (conv) or "
                               "LayerNorm (linear) after each weight layer");
   }
 
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx.model()); }
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx.model()); }
-
-  void on_class_end(const ClassInfo& cls, TSNode node, RuleContext& ctx) override {
-    nn_stack::Tracker::ClassFlow flow = tracker_.analyse(cls, node, ctx.model());
+  void on_module_class(const ClassInfo& cls, TSNode node, const nn_stack::Tracker::ClassFlow& flow,
+                       RuleContext& ctx) override {
     if (!flow.analysed || flow.inherits_report || ctx.model().is_pytest_file()) return;
     if (flow.any_norm || flow.self_norm || flow.unknown_modules || flow.depth < kMinDepth) return;
     tracker_.reported_class(cls.qualname);
@@ -41,9 +32,6 @@ class MissingNormalization final : public Rule {
                    "no functional norm): deep unnormalised stacks train slowly and are fragile to initialisation and "
                    "learning rate; add a norm layer after each weight layer");
   }
-
- private:
-  nn_stack::Tracker tracker_;
 };
 
 }  // namespace

@@ -10,29 +10,20 @@ namespace {
 // VGG-19 is the deepest plain network trained routinely).
 constexpr int kMaxPlainDepth = 10;
 
-class DeepWithoutResidual final : public Rule {
- public:
-  static constexpr const auto& kTriggers = nn_stack::kWeightLayers;
-
-  void on_call(const CallEvent& call, RuleContext& ctx) override {
-    const SemanticModel& m = ctx.model();
-    tracker_.on_call(call, m);
-    if (call.qualname != nn_stack::kSequential || tracker_.nested(call.node)) return;
-    nn_stack::Stack s = tracker_.summarize(call.node, m, /*mark_nested=*/true);
+class DeepWithoutResidual final : public nn_stack::StackRule {
+ protected:
+  void on_sequential(const CallEvent& call, const nn_stack::Stack& s, RuleContext& ctx) override {
     // A Sequential cannot skip, but a block inside it can.
-    if (s.unknown || s.reported || s.skip || s.weights <= kMaxPlainDepth || m.is_pytest_file()) return;
-    tracker_.reported_sequential(call.node, m);
+    if (s.unknown || s.reported || s.skip || s.weights <= kMaxPlainDepth || ctx.model().is_pytest_file()) return;
+    tracker_.reported_sequential(call.node, ctx.model());
     ctx.report(call.node, "`nn.Sequential` chains " + std::to_string(s.weights) +
                               " conv/linear layers with no skip connection (a Sequential cannot add its input back): "
                               "plain stacks this deep optimise worse than shallower ones; build it from residual "
                               "blocks (`out = x + block(x)`)");
   }
 
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx.model()); }
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx.model()); }
-
-  void on_class_end(const ClassInfo& cls, TSNode node, RuleContext& ctx) override {
-    nn_stack::Tracker::ClassFlow flow = tracker_.analyse(cls, node, ctx.model());
+  void on_module_class(const ClassInfo& cls, TSNode node, const nn_stack::Tracker::ClassFlow& flow,
+                       RuleContext& ctx) override {
     if (!flow.analysed || flow.inherits_report || ctx.model().is_pytest_file()) return;
     if (flow.join || flow.depth <= kMaxPlainDepth) return;
     tracker_.reported_class(cls.qualname);
@@ -42,9 +33,6 @@ class DeepWithoutResidual final : public Rule {
                          "of earlier outputs): plain stacks this deep optimise worse than shallower ones; add "
                          "residual connections");
   }
-
- private:
-  nn_stack::Tracker tracker_;
 };
 
 }  // namespace

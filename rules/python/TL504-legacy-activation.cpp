@@ -10,15 +10,10 @@ namespace {
 
 constexpr int kMinDepth = 3;
 
-class LegacyActivation final : public Rule {
- public:
-  static constexpr const auto& kTriggers = nn_stack::kWeightLayers;
-
-  void on_call(const CallEvent& call, RuleContext& ctx) override {
+class LegacyActivation final : public nn_stack::StackRule {
+ protected:
+  void on_sequential(const CallEvent& call, const nn_stack::Stack& s, RuleContext& ctx) override {
     const SemanticModel& m = ctx.model();
-    tracker_.on_call(call, m);
-    if (call.qualname != nn_stack::kSequential || tracker_.nested(call.node)) return;
-    nn_stack::Stack s = tracker_.summarize(call.node, m, /*mark_nested=*/true);
     if (s.weights < kMinDepth || m.is_pytest_file()) return;
     // Hidden: some weight layer comes after it. A final Sigmoid/Tanh is an output layer.
     std::vector<nn_stack::LegacyUse> hidden;
@@ -37,11 +32,8 @@ class LegacyActivation final : public Rule {
     report(ctx, hidden, s.weights, "this `nn.Sequential`");
   }
 
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override { tracker_.on_assign(event, ctx.model()); }
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override { tracker_.on_function_end(fn, ctx.model()); }
-
-  void on_class_end(const ClassInfo& cls, TSNode node, RuleContext& ctx) override {
-    nn_stack::Tracker::ClassFlow flow = tracker_.analyse(cls, node, ctx.model());
+  void on_module_class(const ClassInfo&, TSNode node, const nn_stack::Tracker::ClassFlow& flow,
+                       RuleContext& ctx) override {
     if (!flow.analysed || ctx.model().is_pytest_file()) return;
     if (flow.depth < kMinDepth || flow.hidden_legacy.empty()) return;
     std::string where = "`" + std::string(ctx.text(field(node, Syntax::get().fields().name))) + ".forward`";
@@ -60,7 +52,6 @@ class LegacyActivation final : public Rule {
   }
 
   std::unordered_set<uint64_t> reported_;
-  nn_stack::Tracker tracker_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // What a stack of layers looks like, for the architecture rules TL502 (normalization),
-// TL503 (residuals) and TL504 (legacy activations). Each rule keeps its own Tracker.
+// TL503 (residuals) and TL504 (legacy activations), which derive from StackRule (at the
+// end). Each rule keeps its own Tracker: what it reported is part of the tracker's state.
 //
 // Two shapes of stack are understood:
 //  - an `nn.Sequential(...)` literal, summarised from its arguments (nested Sequentials
@@ -1142,5 +1143,30 @@ inline Tracker::ClassFlow Tracker::analyse(const ClassInfo& cls, TSNode class_no
   blocks_[cls.qualname] = summary;
   return flow;
 }
+
+// The frame the three rules share: a tracker of their own fed by every event (its
+// "reported" marks are the rule's), and each nn.Sequential literal (not nested in
+// another) and each module class handed to the rule once.
+class StackRule : public Rule {
+ public:
+  static constexpr const auto& kTriggers = kWeightLayers;
+
+  void on_call(const CallEvent& call, RuleContext& ctx) final {
+    const SemanticModel& m = ctx.model();
+    tracker_.on_call(call, m);
+    if (call.qualname != kSequential || tracker_.nested(call.node)) return;
+    on_sequential(call, tracker_.summarize(call.node, m, /*mark_nested=*/true), ctx);
+  }
+  void on_assign(const AssignEvent& event, RuleContext& ctx) final { tracker_.on_assign(event, ctx.model()); }
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) final { tracker_.on_function_end(fn, ctx.model()); }
+  void on_class_end(const ClassInfo& cls, TSNode node, RuleContext& ctx) final {
+    on_module_class(cls, node, tracker_.analyse(cls, node, ctx.model()), ctx);
+  }
+
+ protected:
+  virtual void on_sequential(const CallEvent& call, const Stack& stack, RuleContext& ctx) = 0;
+  virtual void on_module_class(const ClassInfo& cls, TSNode node, const Tracker::ClassFlow& flow, RuleContext& ctx) = 0;
+  Tracker tracker_;
+};
 
 }  // namespace torchlint::python::nn_stack
