@@ -237,11 +237,11 @@ struct RuleEntry {
 //   static constexpr std::string_view kTriggers[] = {"DataLoader"};
 //
 // and is not created for a file that mentions none of them as a whole identifier (in its
-// code, strings or comments; see core/word_scan.h). So no event of such a file reaches
-// it: the list must hold every name without which the rule neither reports nor records a
-// fact, aliases included (`from torch.nn import Linear as L` still mentions `Linear`).
-// Resolution in this engine stays within the file, so a name the file never spells
-// cannot resolve to the API either.
+// code, strings or comments; see core/word_scan.h). No event of such a file reaches it, so
+// the list must be complete: in a file that mentions none of the names, the rule could
+// neither report nor record a fact. Aliases need no entry of their own: `from torch.nn
+// import Linear as L` still mentions `Linear`, and resolution in this engine stays within
+// the file, so a name the file never spells cannot resolve to the API.
 template <class R>
 std::vector<std::string_view> rule_triggers() {
   if constexpr (requires { R::kTriggers; }) {
