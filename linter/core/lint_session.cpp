@@ -21,6 +21,8 @@ void resolve_positions(const SourceFile& file, Diagnostic& d) {
 namespace {
 
 struct Slot {
+  bool read = false;
+  // Kept only while a finding may still need its text (excerpts, fixes, fingerprints).
   std::shared_ptr<const SourceFile> source;
   FileResult result;
   RuleSet enabled;
@@ -90,6 +92,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         slot.error = FileError{f.display, error};
         continue;
       }
+      slot.read = true;
       slot.source = std::make_shared<const SourceFile>(std::move(*source));
       const Analyzer* analyzer = analyzer_for(f.path, analyzers);
       if (!analyzer) continue;
@@ -114,6 +117,9 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         d.path = f.display;
         resolve_positions(*slot.source, d);
       }
+      // No finding and no suppression comment: nothing below can report on this file, and
+      // its memory serves the next file's text instead of fresh pages.
+      if (slot.result.diagnostics.empty() && slot.result.suppressions.empty()) slot.source.reset();
     }
   };
 
@@ -130,7 +136,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
   std::vector<const FileFacts*> facts;
   LintOutcome outcome;
   for (const auto& s : slots) {
-    if (!s.source) continue;
+    if (!s.read) continue;
     facts.push_back(&s.result.facts);
     for (const auto& fn : s.result.facts.functions) outcome.facts.insert(fn.facts.begin(), fn.facts.end());
   }
@@ -141,7 +147,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       outcome.errors.push_back(*slot.error);
       continue;
     }
-    if (!slot.source) continue;
+    if (!slot.read) continue;
     ++outcome.files_linted;
     std::vector<Diagnostic> standing;
     for (auto& d : slot.result.diagnostics) {
@@ -151,6 +157,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
                                [&](const ProjectCondition& c) { return project.holds(c); });
       if (holds) standing.push_back(std::move(d));
     }
+    if (!slot.source) continue;  // released above: no finding, no suppression
     standing = apply_suppressions(std::move(standing), slot.result.suppressions, registry);
     unused_suppressions(slot, registry, standing);
     if (!standing.empty()) outcome.sources.emplace(slot.source->path(), slot.source);
