@@ -5,26 +5,38 @@
 
 namespace torchlint {
 
-ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files) {
+std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<const FileFacts*>& files) {
+  std::vector<Function> functions;
   for (const FileFacts* file : files) {
-    for (const auto& fn : file->functions) functions_.push_back(Function{&fn, {}, {}});
+    for (const auto& fn : file->functions) functions.push_back(Function{&fn, {}, {}});
   }
-  // Index every dotted suffix that still names a module or class plus the function, so
-  // "utils.set_seed" (imported as `from utils import set_seed` with src/ on the path)
-  // finds "src.utils.set_seed".
-  for (uint32_t id = 0; id < functions_.size(); ++id) {
-    const std::string& q = functions_[id].facts->qualname;
-    index_[q].push_back(id);
-    for (size_t dot = q.find('.'); dot != std::string::npos; dot = q.find('.', dot + 1)) {
-      std::string_view suffix = std::string_view(q).substr(dot + 1);
+  return functions;
+}
+
+// Every dotted suffix that still names a module or class plus the function, so
+// "utils.set_seed" (imported as `from utils import set_seed` with src/ on the path) finds
+// "src.utils.set_seed".
+std::vector<std::pair<std::string_view, uint32_t>> ProjectFacts::names_of(const std::vector<Function>& functions) {
+  std::vector<std::pair<std::string_view, uint32_t>> names;
+  names.reserve(functions.size() * 2);
+  for (uint32_t id = 0; id < functions.size(); ++id) {
+    std::string_view q = functions[id].facts->qualname;
+    names.emplace_back(q, id);
+    for (size_t dot = q.find('.'); dot != std::string_view::npos; dot = q.find('.', dot + 1)) {
+      std::string_view suffix = q.substr(dot + 1);
       if (suffix.find('.') == std::string_view::npos) break;
-      index_[suffix].push_back(id);
+      names.emplace_back(suffix, id);
     }
   }
+  return names;
+}
+
+ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files)
+    : functions_(collect(files)), index_(names_of(functions_)) {
   callers_.resize(functions_.size());
   for (uint32_t id = 0; id < functions_.size(); ++id) {
     for (const auto& call : functions_[id].facts->calls) {
-      const auto& targets = lookup(call.callee);
+      auto targets = lookup(call.callee);
       if (targets.empty()) {
         functions_[id].unknown.push_back(&call.callee);
         continue;
@@ -37,14 +49,14 @@ ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files) {
   }
 }
 
-const std::vector<uint32_t>& ProjectFacts::lookup(const std::string& qualname) const {
-  static const std::vector<uint32_t> kNone;
-  auto it = index_.find(qualname);
-  if (it != index_.end()) return it->second;
-  // Calling a class runs its __init__.
-  it = index_.find(qualname + ".__init__");
-  if (it != index_.end()) return it->second;
-  return kNone;
+std::span<const uint32_t> ProjectFacts::lookup(const std::string& qualname) const {
+  auto ids = index_.find(qualname);
+  if (!ids.empty()) return ids;
+  // Calling a class runs its __init__. Asked for every call to code outside the project,
+  // so the key is built in a reused buffer rather than a new string per call.
+  thread_local std::string init;
+  init.assign(qualname).append(".__init__");
+  return index_.find(init);
 }
 
 std::vector<uint32_t> ProjectFacts::reachable(const std::vector<std::string>& roots,
@@ -123,7 +135,7 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
     }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {
       if (c.roots.empty()) return true;
-      const auto& ids = lookup(c.roots.front());
+      auto ids = lookup(c.roots.front());
       if (ids.empty()) return true;
       for (uint32_t id : ids) {
         if (!always_called_in(id, c.fact)) return true;

@@ -4,12 +4,14 @@
 // establishes ("seeds-torch", "trains", ...) and its call sites with the contexts they
 // run in ("no-grad"). Facts are strings: core gives them no meaning, rules do.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "diagnostic.h"
+#include "name_table.h"
 
 namespace torchlint {
 
@@ -46,15 +48,18 @@ class ProjectFacts {
     std::vector<uint32_t> callees;             // resolved project functions
     std::vector<const std::string*> unknown;   // callees outside the project
   };
-  const std::vector<uint32_t>& lookup(const std::string& qualname) const;
+  std::span<const uint32_t> lookup(const std::string& qualname) const;
   // Functions reachable from `roots`, including the roots.
   std::vector<uint32_t> reachable(const std::vector<std::string>& roots, std::vector<const std::string*>* unknown) const;
   bool always_called_in(uint32_t function, const std::string& context) const;
 
+  static std::vector<Function> collect(const std::vector<const FileFacts*>& files);
+  static std::vector<std::pair<std::string_view, uint32_t>> names_of(const std::vector<Function>& functions);
+
   std::vector<Function> functions_;
   // Qualnames and their dotted suffixes, as views of the FunctionFacts' qualnames (which
   // outlive this index, like functions_): no copy of every suffix.
-  std::unordered_map<std::string_view, std::vector<uint32_t>> index_;
+  NameGroups index_;
   // For each function, its incoming call sites: (caller, call fact).
   std::vector<std::vector<std::pair<uint32_t, const CallFact*>>> callers_;
 };

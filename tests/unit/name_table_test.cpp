@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "core/name_table.h"
 #include "core/word_scan.h"
@@ -53,6 +54,37 @@ struct AfterAssignOnly : Analysis {
   void after_assign(const AssignEvent&, RuleContext&) override {}
 };
 }  // namespace
+
+TEST_CASE("NameGroups lists every id of a name, in the order given") {
+  std::vector<std::string> names = {"a.f", "f", "b.f", "f", "a.f", "g"};
+  std::vector<std::pair<std::string_view, uint32_t>> entries;
+  for (uint32_t i = 0; i < names.size(); ++i) entries.emplace_back(names[i], i * 10);
+  NameGroups groups(entries);
+  auto ids = [&](std::string_view n) {
+    auto s = groups.find(n);
+    return std::vector<uint32_t>(s.begin(), s.end());
+  };
+  CHECK(ids("a.f") == std::vector<uint32_t>{0, 40});
+  CHECK(ids("f") == std::vector<uint32_t>{10, 30});
+  CHECK(ids("b.f") == std::vector<uint32_t>{20});
+  CHECK(ids(std::string("g")) == std::vector<uint32_t>{50});
+  CHECK(groups.find("h").empty());
+  CHECK(groups.find("").empty());
+  CHECK(NameGroups({}).find("f").empty());
+}
+
+TEST_CASE("NameGroups keeps a larger index whole") {
+  std::vector<std::string> names;
+  for (int i = 0; i < 3000; ++i) names.push_back("m" + std::to_string(i % 1000));
+  std::vector<std::pair<std::string_view, uint32_t>> entries;
+  for (uint32_t i = 0; i < names.size(); ++i) entries.emplace_back(names[i], i);
+  NameGroups groups(entries);
+  for (uint32_t k = 0; k < 1000; ++k) {
+    auto s = groups.find("m" + std::to_string(k));
+    CHECK(std::vector<uint32_t>(s.begin(), s.end()) == std::vector<uint32_t>{k, k + 1000, k + 2000});
+  }
+  CHECK(groups.find("m1000").empty());
+}
 
 TEST_CASE("handled_events reads which handlers a class declares") {
   CHECK(handled_events<CallsOnly, Rule>() == event_bit(Event::kCall));
