@@ -6,7 +6,10 @@
 namespace torchlint {
 
 std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<const FileFacts*>& files) {
+  size_t count = 0;
+  for (const FileFacts* file : files) count += file->functions.size();
   std::vector<Function> functions;
+  functions.reserve(count);
   for (const FileFacts* file : files) {
     for (const auto& fn : file->functions) functions.push_back(Function{&fn, {}, {}});
   }
@@ -18,7 +21,9 @@ std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<cons
 // "src.utils.set_seed".
 std::vector<std::pair<std::string_view, uint32_t>> ProjectFacts::names_of(const std::vector<Function>& functions) {
   std::vector<std::pair<std::string_view, uint32_t>> names;
-  names.reserve(functions.size() * 2);
+  size_t count = 0;
+  for (const Function& f : functions) count += 1 + static_cast<size_t>(std::count(f.facts->qualname.begin(), f.facts->qualname.end(), '.'));
+  names.reserve(count);
   for (uint32_t id = 0; id < functions.size(); ++id) {
     std::string_view q = functions[id].facts->qualname;
     names.emplace_back(q, id);

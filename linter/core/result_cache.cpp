@@ -1,10 +1,13 @@
 #include "result_cache.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-#include <unistd.h>
+#include <functional>
+
+#include "source_file.h"
 
 namespace torchlint {
 
@@ -12,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '3'};
+constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '4'};
 
 uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
   for (unsigned char c : data) {
@@ -20,6 +23,15 @@ uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
     h *= 0x100000001b3ULL;
   }
   return h;
+}
+
+// Keys and checksums of cache entries: a whole file's text goes through this on every run,
+// so a word-at-a-time hash (libstdc++'s, linked into the binary) rather than FNV's byte
+// loop. Entries are only ever compared with keys of the same binary (its version is part
+// of the key), and a mismatch is only a miss.
+uint64_t content_hash(std::string_view data, uint64_t seed) {
+  uint64_t h = std::hash<std::string_view>{}(data);
+  return seed ^ (h + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
 
 class Writer {
@@ -246,7 +258,7 @@ uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVe
   for (size_t i = 0; i < enabled.size(); ++i) config += enabled.contains(i) ? '1' : '0';
   config += target.str();
   h = fnv1a(config, h);
-  return fnv1a(text, h);
+  return content_hash(text, h);
 }
 
 fs::path ResultCache::entry_path(const std::string& relative_path) const {
@@ -256,18 +268,17 @@ fs::path ResultCache::entry_path(const std::string& relative_path) const {
 }
 
 std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
-  std::ifstream in(entry_path(relative_path), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
+  std::string error;
+  auto read = read_file_bytes(entry_path(relative_path).string(), error);
+  if (!read) return std::nullopt;
+  const std::string& bytes = *read;
   constexpr size_t kHeader = sizeof kMagic + 8 + 8;
   if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;
   uint64_t stored_key, checksum;
   std::memcpy(&stored_key, bytes.data() + sizeof kMagic, 8);
   std::memcpy(&checksum, bytes.data() + sizeof kMagic + 8, 8);
   std::string_view payload = std::string_view(bytes).substr(kHeader);
-  if (stored_key != key || checksum != fnv1a(payload)) return std::nullopt;
+  if (stored_key != key || checksum != content_hash(payload, 0)) return std::nullopt;
   return deserialize_file_result(payload);
 }
 
@@ -281,7 +292,7 @@ void ResultCache::store(const std::string& relative_path, uint64_t key, const Fi
   }
   std::string payload = serialize_file_result(result);
   std::string bytes(kMagic, sizeof kMagic);
-  uint64_t checksum = fnv1a(payload);
+  uint64_t checksum = content_hash(payload, 0);
   bytes.append(reinterpret_cast<const char*>(&key), 8);
   bytes.append(reinterpret_cast<const char*>(&checksum), 8);
   bytes += payload;

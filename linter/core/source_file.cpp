@@ -32,7 +32,7 @@ SourceFile::SourceFile(std::string path, std::string text)
   }
 }
 
-std::optional<SourceFile> SourceFile::read(const std::string& path, std::string& error, std::string display) {
+std::optional<std::string> read_file_bytes(const std::string& path, std::string& error) {
   // open() + fstat() rather than iostreams: we must refuse FIFOs and devices before
   // reading (a FIFO would block forever) and report errno precisely.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -77,7 +77,13 @@ std::optional<SourceFile> SourceFile::read(const std::string& path, std::string&
   }
   text.resize(got);
   ::close(fd);
-  return SourceFile(display.empty() ? path : std::move(display), std::move(text));
+  return text;
+}
+
+std::optional<SourceFile> SourceFile::read(const std::string& path, std::string& error, std::string display) {
+  auto text = read_file_bytes(path, error);
+  if (!text) return std::nullopt;
+  return SourceFile(display.empty() ? path : std::move(display), std::move(*text));
 }
 
 uint32_t SourceFile::line_of(uint32_t byte_offset) const {

@@ -20,6 +20,11 @@ struct Utf8Error {
   uint8_t byte = 0;
 };
 
+// Reads a whole regular file. On failure returns nullopt and sets `error` to a one-line
+// reason ("is a directory", "not a regular file", errno's text). FIFOs and devices are
+// refused before any read, so a stray pipe cannot block a run.
+std::optional<std::string> read_file_bytes(const std::string& path, std::string& error);
+
 class SourceFile {
  public:
   SourceFile(std::string path, std::string text);
