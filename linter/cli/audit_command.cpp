@@ -202,7 +202,7 @@ int run_audit(const AuditRequest& request_in) {
 
   report::ReportContext findings{run->outcome, registry(), false};
   findings.enabled = &run->enabled;
-  findings.checklist = checklist;
+  findings.checklist = [checklist]() -> const Checklist& { return *checklist; };
   findings.source_root = fs::current_path(ec).generic_string() + "/";
   findings.automation_id = "torchlint/audit/";
   report::AuditContext audit{repo, utc_now(), card, findings, std::move(checkpoint_table), scan.notes, std::move(probe),

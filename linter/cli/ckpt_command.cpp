@@ -196,7 +196,7 @@ int CkptCommand::run_inspect() const {
   auto context = [&](const LintOutcome& o) {
     report::ReportContext ctx{o, registry(), color};
     ctx.enabled = &selection.enabled;
-    ctx.checklist = &builtin_checklist();
+    ctx.checklist = builtin_checklist;
     std::error_code ec;
     ctx.source_root = fs::current_path(ec).generic_string();
     if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';

@@ -344,7 +344,7 @@ int main(int argc, char** argv) {
   }
   report::ReportContext ctx{run->outcome, cli::registry(), output_file.empty() && !format->machine_readable && use_color(color)};
   ctx.enabled = &run->enabled;
-  ctx.checklist = &builtin_checklist();
+  ctx.checklist = builtin_checklist;
   std::error_code cwd_error;
   ctx.source_root = std::filesystem::current_path(cwd_error).generic_string();
   if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';

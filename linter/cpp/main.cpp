@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   int exit_code = !outcome.errors.empty() ? 2 : (!outcome.diagnostics.empty() && !exit_zero ? 1 : 0);
   report::ReportContext ctx{outcome, registry, !format->machine_readable && isatty(STDOUT_FILENO)};
   ctx.enabled = &enabled;
-  ctx.checklist = &builtin_checklist();
+  ctx.checklist = builtin_checklist;
   std::error_code ec;
   ctx.source_root = std::filesystem::current_path(ec).generic_string();
   if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';

@@ -19,9 +19,10 @@ struct ReportContext {
   bool color = false;
   bool show_fixes = true;
   // For the formats that describe the run (SARIF): the selected rules, the checklist,
-  // the directory relative paths start from, and the exit code the run will have.
+  // the directory relative paths start from, and the exit code the run will have. The
+  // checklist is asked for only by those formats: reading it costs every other run time.
   const RuleSet* enabled = nullptr;
-  const Checklist* checklist = nullptr;
+  std::function<const Checklist&()> checklist;
   std::string source_root;  // absolute, '/'-terminated
   int exit_code = 0;
   std::string automation_id = "torchlint/python/";

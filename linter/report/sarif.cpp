@@ -81,7 +81,7 @@ json artifact_location(const std::string& path, const std::string& root) {
   return {{"uri", percent_encode_path(path)}, {"uriBaseId", "%SRCROOT%"}};
 }
 
-json rule_descriptor(const RuleInfo& rule, const ReportContext& ctx) {
+json rule_descriptor(const RuleInfo& rule, const Checklist* checklist) {
   std::string summary = rule.summary();
   std::string body(doc_body(rule.doc));
   json r;
@@ -108,10 +108,10 @@ json rule_descriptor(const RuleInfo& rule, const ReportContext& ctx) {
                                 : rule.severity == Severity::kWarning ? "warning" : "recommendation";
   }
   r["properties"] = props;
-  if (ctx.checklist) {
+  if (checklist) {
     json relationships = json::array();
     for (const auto& item : rule.checklist_items) {
-      if (!ctx.checklist->find(item)) continue;
+      if (!checklist->find(item)) continue;
       relationships.push_back({{"target", {{"id", item}, {"toolComponent", {{"name", kTaxonomy}}}}},
                                {"kinds", json::array({"relevant"})}});
     }
@@ -150,6 +150,7 @@ namespace {
 
 // One run: the rules, the results of `ctx.outcome`, the invocation.
 json sarif_run(const ReportContext& ctx) {
+  const Checklist* checklist = ctx.checklist ? &ctx.checklist() : nullptr;
   // Rules: every selected rule, plus any rule with a result (TL000 is always possible).
   std::set<std::string> with_results;
   for (const auto& d : ctx.outcome.diagnostics) with_results.insert(d.code);
@@ -161,7 +162,7 @@ json sarif_run(const ReportContext& ctx) {
     bool selected = ctx.enabled ? ctx.enabled->contains(i) : all[i].default_enabled;
     if (!selected && !with_results.contains(all[i].code)) continue;
     rule_index[all[i].code] = rules.size();
-    rules.push_back(rule_descriptor(all[i], ctx));
+    rules.push_back(rule_descriptor(all[i], checklist));
   }
 
   std::map<std::string, std::vector<std::string>> hashes;  // per file, computed once
@@ -218,9 +219,9 @@ json sarif_run(const ReportContext& ctx) {
                    {"semanticVersion", TORCHLINT_VERSION},
                    {"informationUri", kInformationUri},
                    {"rules", rules}}}};
-  if (ctx.checklist) {
+  if (checklist) {
     json taxa = json::array();
-    for (const auto& item : ctx.checklist->items) {
+    for (const auto& item : checklist->items) {
       taxa.push_back({{"id", item.id}, {"name", item.id}, {"shortDescription", {{"text", item.title}}}});
     }
     run["taxonomies"] = json::array({{{"name", kTaxonomy},
