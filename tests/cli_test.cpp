@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -329,8 +330,22 @@ TEST_CASE("--diff-base reports only findings on changed lines") {
   CHECK(run("check . --diff-base no-such-rev", d.path).exit == 2);
 }
 
+TEST_CASE("result cache: a tree with no project marker is not written into") {
+  TempDir d, cache_home;
+  d.write("a.py", "import torch\nm = torch.nn.DataParallel(net)\n");
+  ::setenv("XDG_CACHE_HOME", cache_home.path.c_str(), 1);
+  auto r = run("check . --output-format concise", d.path);
+  ::unsetenv("XDG_CACHE_HOME");
+  CHECK(r.exit == 1);
+  CHECK_FALSE(fs::exists(d.path / ".torchlint_cache"));
+  size_t entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(cache_home.path / "torchlint")) entries += e.path().extension() == ".tlc";
+  CHECK(entries == 1);
+}
+
 TEST_CASE("result cache: reused when nothing changed, never trusted when corrupted") {
   TempDir d;
+  d.write("pyproject.toml", "[project]\nname = \"p\"\n");
   d.write("a.py", "import torch\nm = torch.nn.DataParallel(net)\n");
   d.write("b.py", "import torch\nx = torch.load('w.pt')\n");
   auto cold = run("check . --output-format concise", d.path);

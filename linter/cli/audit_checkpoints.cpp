@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
 #include "checkpoint/training_state.h"

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "audit_checkpoints.h"
 #include "audit_probe.h"
 #include "checkpoint/summary.h"

@@ -1,9 +1,12 @@
 #include "check_command.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "changed_lines.h"
 #include "cpp_frontend.h"
 #include "core/result_cache.h"
@@ -42,14 +45,41 @@ static std::string build_identity() {
   return id;
 }
 
-static fs::path project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
+// The project root comes from the files, never from the working directory: a configuration
+// file's directory, else the nearest project marker (see find_project_root).
+static ProjectRoot project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
   std::error_code ec;
-  if (config) return config->root;
-  if (request.paths.size() == 1 && fs::is_directory(request.paths.front(), ec)) {
-    return fs::absolute(request.paths.front(), ec).lexically_normal();
+  if (config) return {config->root, true};
+  fs::path start = request.paths.empty() ? fs::path(".") : fs::path(request.paths.front());
+  if (!request.project_context) {
+    fs::path abs = fs::absolute(start, ec).lexically_normal();
+    if (!abs.has_filename()) abs = abs.parent_path();
+    return {fs::is_directory(abs, ec) ? abs : abs.parent_path(), false};
   }
-  return fs::current_path(ec);
+  return find_project_root(start);
 }
+
+// Where the result cache lives: in the project (`.torchlint_cache`) when the root is a
+// real project; a tree with no project marker is not written into, so its cache goes to
+// the user's cache directory, one folder per root.
+static fs::path default_cache_dir(const ProjectRoot& root) {
+  if (root.has_marker) return root.path / ".torchlint_cache";
+  fs::path base;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home && *home) {
+    base = fs::path(home) / ".cache";
+  } else {
+    base = fs::temp_directory_path();
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(root.path.string())));
+  return base / "torchlint" / hex;
+}
+
+// A project root holding more Python files than this (a home directory, a monorepo of
+// vendored code) gives no context: the files asked for are linted as their own project.
+constexpr size_t kMaxContextFiles = 20000;
 
 std::optional<CheckRun> run_check(const CheckRequest& request, std::string& error) {
   CheckRun run;
@@ -68,7 +98,9 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     run.config = load_config(*config_path, error);
     if (!run.config) return std::nullopt;
   }
-  run.project_root = project_root_for(request, run.config);
+  const ProjectRoot root = project_root_for(request, run.config);
+  run.project_root = root.path;
+  run.project_marker = root.has_marker;
 
   // target-torch: command line, then configuration, then the project's declared
   // dependencies, then the documented default.
@@ -109,7 +141,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
 
   std::optional<ResultCache> cache;
   if (request.use_cache) {
-    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : run.project_root / ".torchlint_cache", build_identity());
+    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : default_cache_dir(root), build_identity());
     options.cache = &*cache;
   }
 
@@ -126,6 +158,24 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   if (paths.empty()) paths.push_back(".");
   auto files = discover_files(paths, discovery, errors);
   auto cpp_files = split_cpp_files(files);
+  auto covers_root = [&] {
+    std::error_code ec;
+    for (const auto& p : paths) {
+      fs::path abs = fs::absolute(p, ec).lexically_normal();
+      if (!abs.has_filename()) abs = abs.parent_path();
+      if (abs == run.project_root) return true;
+    }
+    return false;
+  };
+  if (request.project_context && !covers_root()) {
+    // The rest of the project, read for its facts only (cached like any file).
+    DiscoveryOptions context = discovery;
+    context.extensions = python.extensions();
+    bool truncated = false;
+    auto more = discover_context_files(files, context, kMaxContextFiles, truncated);
+    run.context_files = more.size();
+    files.insert(files.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
   run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());

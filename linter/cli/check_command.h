@@ -23,6 +23,10 @@ struct CheckRequest {
   std::optional<std::string> diff_base;       // --diff-base REV
   bool use_cache = false;                     // the command line turns it on by default
   std::optional<std::string> cache_dir;       // default: <project root>/.torchlint_cache
+  // Whether the project's other files give context (facts) to the files asked for, so
+  // that one file gets the same findings alone as in a run over its whole project. Off:
+  // the paths are the whole project (the rule fixtures, each its own program).
+  bool project_context = true;
 };
 
 struct CheckRun {
@@ -31,6 +35,8 @@ struct CheckRun {
   TorchVersion target_torch = kDefaultTargetTorch;
   std::string target_torch_source;  // where the version came from
   std::filesystem::path project_root;
+  bool project_marker = false;  // the root holds a configuration or project marker
+  size_t context_files = 0;     // files read for their facts only
   RuleSet enabled;  // the rules selected for the run
   std::vector<BaselineEntry> stale_baseline;  // entries no finding matched any more
 };

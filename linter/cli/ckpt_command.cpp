@@ -9,12 +9,12 @@
 #include <fstream>
 #include <iostream>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "check_command.h"
 #include "checkpoint/diff.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "core/config.h"
 #include "core/exit_code.h"
 #include "core/rule_selection.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "audit_checkpoints.h"
 #include "audit_command.h"
 #include "check_command.h"

@@ -143,6 +143,42 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
   return files;
 }
 
+ProjectRoot find_project_root(const fs::path& start) {
+  static constexpr std::array kMarkers = {"torchlint.toml", "pyproject.toml", "setup.cfg", "setup.py", ".git", ".hg"};
+  std::error_code ec;
+  fs::path abs = fs::absolute(start, ec).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();  // "dir/" normalises to a trailing separator
+  fs::path dir = fs::is_directory(abs, ec) ? abs : abs.parent_path();
+  for (fs::path d = dir;; d = d.parent_path()) {
+    for (const char* marker : kMarkers) {
+      if (fs::exists(d / marker, ec)) return {d, true};
+    }
+    if (d == d.root_path() || d.parent_path() == d) break;
+  }
+  return {dir, false};
+}
+
+std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredFile>& files,
+                                                   const DiscoveryOptions& options, size_t limit, bool& truncated) {
+  truncated = false;
+  std::vector<FileError> ignored;  // an unreadable context file only costs context
+  auto all = discover_files({options.project_root.string()}, options, ignored);
+  if (all.size() > limit) {
+    truncated = true;
+    return {};
+  }
+  std::set<std::string> given;
+  for (const auto& f : files) given.insert(f.relative);
+  std::vector<DiscoveredFile> context;
+  for (auto& f : all) {
+    if (given.contains(f.relative)) continue;
+    f.context_only = true;
+    f.explicitly_given = false;
+    context.push_back(std::move(f));
+  }
+  return context;
+}
+
 std::string module_name_for(const std::string& relative_path) {
   std::string s = relative_path;
   while (s.starts_with("./")) s.erase(0, 2);

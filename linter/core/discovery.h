@@ -13,6 +13,9 @@ struct DiscoveredFile {
   std::string display;         // relative to the working directory where possible
   std::string relative;        // relative to the project root, '/'-separated
   bool explicitly_given = false;
+  // A file of the project that was not asked for: it is analysed for the facts the
+  // project pass needs (a seeding helper, a caller under no_grad), and reports nothing.
+  bool context_only = false;
 };
 
 struct DiscoveryOptions {
@@ -26,6 +29,23 @@ struct DiscoveryOptions {
 // Paths that cannot be read are reported in `errors`; the walk goes on.
 std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& inputs, const DiscoveryOptions& options,
                                            std::vector<FileError>& errors);
+
+// The project a path belongs to: the nearest directory at or above it (a file's own
+// directory first) that holds a project marker (torchlint.toml, pyproject.toml, setup.cfg,
+// setup.py, .git, .hg). Never the working directory: the same file gets the same project
+// however it is named. `has_marker` says whether one was found; when none is, the root is
+// the directory itself (a file's parent).
+struct ProjectRoot {
+  std::filesystem::path path;
+  bool has_marker = false;
+};
+ProjectRoot find_project_root(const std::filesystem::path& start);
+
+// The project's other files with `options.extensions` (the walk of `discover_files` over
+// `root`), marked context_only, that `files` does not already hold. `limit` bounds the
+// walk: a root with more files than that gives no context (and `truncated` says so).
+std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredFile>& files,
+                                                   const DiscoveryOptions& options, size_t limit, bool& truncated);
 
 // Dotted module name for a project-relative path ("pkg/utils.py" -> "pkg.utils",
 // "pkg/__init__.py" -> "pkg").

@@ -89,7 +89,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       std::string error;
       auto source = SourceFile::read(f.path.string(), error, f.display);
       if (!source) {
-        slot.error = FileError{f.display, error};
+        if (!f.context_only) slot.error = FileError{f.display, error};
         continue;
       }
       slot.read = true;
@@ -113,6 +113,11 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         slot.result = analyzer->analyze(*slot.source, ao);
         if (options.cache) options.cache->store(f.relative, key, slot.result);
       }
+      if (f.context_only) {
+        // Only its facts are wanted: nothing of it is reported.
+        slot.result.diagnostics.clear();
+        slot.result.suppressions.clear();
+      }
       for (auto& d : slot.result.diagnostics) {
         d.path = f.display;
         resolve_positions(*slot.source, d);
@@ -135,14 +140,18 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
 
   std::vector<const FileFacts*> facts;
   LintOutcome outcome;
-  for (const auto& s : slots) {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const Slot& s = slots[i];
     if (!s.read) continue;
     facts.push_back(&s.result.facts);
+    if (files[i].context_only) continue;
     for (const auto& fn : s.result.facts.functions) outcome.facts.insert(fn.facts.begin(), fn.facts.end());
   }
   ProjectFacts project(facts);
 
-  for (auto& slot : slots) {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Slot& slot = slots[i];
+    if (files[i].context_only) continue;
     if (slot.error) {
       outcome.errors.push_back(*slot.error);
       continue;

@@ -5,6 +5,10 @@
 
 namespace torchlint {
 
+static bool has_fact(const FunctionFacts& f, std::string_view fact) {
+  return std::find(f.facts.begin(), f.facts.end(), fact) != f.facts.end();
+}
+
 std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<const FileFacts*>& files) {
   size_t count = 0;
   for (const FileFacts* file : files) count += file->functions.size();
@@ -36,15 +40,51 @@ std::vector<std::pair<std::string_view, uint32_t>> ProjectFacts::names_of(const 
   return names;
 }
 
+namespace {
+
+// How many leading dotted parts two qualified names share.
+size_t shared_parts(std::string_view a, std::string_view b) {
+  size_t parts = 0;
+  for (size_t i = 0;; ++i) {
+    bool end_a = i == a.size() || a[i] == '.', end_b = i == b.size() || b[i] == '.';
+    if (end_a || end_b) {
+      if (!(end_a && end_b)) return parts;
+      ++parts;
+      if (i == a.size() || i == b.size()) return parts;
+      continue;
+    }
+    if (a[i] != b[i]) return parts;
+  }
+}
+
+bool has_context(const CallFact& call, std::string_view context) {
+  return std::find(call.contexts.begin(), call.contexts.end(), context) != call.contexts.end();
+}
+
+}  // namespace
+
 ProjectFacts::ProjectFacts(const std::vector<const FileFacts*>& files)
     : functions_(collect(files)), index_(names_of(functions_)) {
   callers_.resize(functions_.size());
+  std::vector<uint32_t> nearest;
   for (uint32_t id = 0; id < functions_.size(); ++id) {
     for (const auto& call : functions_[id].facts->calls) {
       auto targets = lookup(call.callee);
       if (targets.empty()) {
-        functions_[id].unknown.push_back(&call.callee);
+        if (!has_context(call, kReferenceContext)) functions_[id].unknown.push_back(&call.callee);
         continue;
+      }
+      if (targets.size() > 1) {
+        // `utils.set_seed` named by two programs' own `utils.py`: each program means the
+        // one beside it, the candidates sharing most of the caller's package path.
+        const std::string& caller = functions_[id].facts->qualname;
+        size_t best = 0;
+        for (uint32_t t : targets) best = std::max(best, shared_parts(caller, functions_[t].facts->qualname));
+        nearest.clear();
+        for (uint32_t t : targets) {
+          if (shared_parts(caller, functions_[t].facts->qualname) == best) nearest.push_back(t);
+        }
+        targets = nearest;
       }
       for (uint32_t t : targets) {
         functions_[id].callees.push_back(t);
@@ -65,25 +105,77 @@ std::span<const uint32_t> ProjectFacts::lookup(const std::string& qualname) cons
 }
 
 std::vector<uint32_t> ProjectFacts::reachable(const std::vector<std::string>& roots,
-                                              std::vector<const std::string*>* unknown) const {
+                                              std::vector<const std::string*>* unknown, bool once) const {
+  std::vector<uint32_t> ids;
+  for (const auto& root : roots) {
+    for (uint32_t id : lookup(root)) ids.push_back(id);
+  }
+  return reachable_ids(std::move(ids), unknown, once);
+}
+
+std::vector<uint32_t> ProjectFacts::reachable_ids(std::vector<uint32_t> roots, std::vector<const std::string*>* unknown,
+                                                  bool once) const {
   std::vector<uint32_t> order;
   std::vector<uint32_t> stack;
   std::unordered_set<uint32_t> seen;
-  for (const auto& root : roots) {
-    for (uint32_t id : lookup(root)) {
-      if (seen.insert(id).second) stack.push_back(id);
-    }
+  for (uint32_t id : roots) {
+    if (seen.insert(id).second) stack.push_back(id);
   }
   while (!stack.empty()) {
     uint32_t id = stack.back();
     stack.pop_back();
     order.push_back(id);
-    if (unknown) unknown->insert(unknown->end(), functions_[id].unknown.begin(), functions_[id].unknown.end());
-    for (uint32_t callee : functions_[id].callees) {
-      if (seen.insert(callee).second) stack.push_back(callee);
+    const Function& f = functions_[id];
+    if (unknown) unknown->insert(unknown->end(), f.unknown.begin(), f.unknown.end());
+    if (!once) {
+      for (uint32_t callee : f.callees) {
+        if (seen.insert(callee).second) stack.push_back(callee);
+      }
+      continue;
+    }
+    // The callees are in call order, several per call fact where a name has several
+    // targets: walk the facts again to know which calls ran in a loop.
+    for (const auto& call : f.facts->calls) {
+      if (has_context(call, kInLoopContext)) continue;
+      for (uint32_t callee : lookup(call.callee)) {
+        if (seen.insert(callee).second) stack.push_back(callee);
+      }
     }
   }
   return order;
+}
+
+std::vector<uint32_t> ProjectFacts::programs_of(const std::string& function) const {
+  std::vector<uint32_t> entries;
+  std::vector<uint32_t> stack;
+  std::unordered_set<uint32_t> seen;
+  for (uint32_t id : index_.find(function)) {
+    if (functions_[id].facts->qualname == function && seen.insert(id).second) stack.push_back(id);
+  }
+  while (!stack.empty()) {
+    uint32_t id = stack.back();
+    stack.pop_back();
+    if (has_fact(*functions_[id].facts, kEntryPointFact)) entries.push_back(id);
+    for (const auto& [caller, call] : callers_[id]) {
+      if (seen.insert(caller).second) stack.push_back(caller);
+    }
+  }
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+bool ProjectFacts::program_has(uint32_t entry, const std::string& fact) const {
+  auto it = program_facts_.find(entry);
+  if (it == program_facts_.end()) {
+    std::vector<std::string_view> facts;
+    for (uint32_t id : reachable_ids({entry}, nullptr, false)) {
+      for (const auto& f : functions_[id].facts->facts) facts.push_back(f);
+    }
+    std::sort(facts.begin(), facts.end());
+    facts.erase(std::unique(facts.begin(), facts.end()), facts.end());
+    it = program_facts_.emplace(entry, std::move(facts)).first;
+  }
+  return std::binary_search(it->second.begin(), it->second.end(), std::string_view(fact));
 }
 
 bool ProjectFacts::always_called_in(uint32_t function, const std::string& context) const {
@@ -105,9 +197,6 @@ bool ProjectFacts::always_called_in(uint32_t function, const std::string& contex
   return true;
 }
 
-static bool has_fact(const FunctionFacts& f, const std::string& fact) {
-  return std::find(f.facts.begin(), f.facts.end(), fact) != f.facts.end();
-}
 
 bool ProjectFacts::holds(const ProjectCondition& c) const {
   switch (c.kind) {
@@ -132,10 +221,21 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
       }
       return true;
     }
+    case ProjectCondition::Kind::kReachableOnceHas: {
+      for (uint32_t id : reachable(c.roots, nullptr, /*once=*/true)) {
+        if (has_fact(*functions_[id].facts, c.fact)) return true;
+      }
+      return false;
+    }
     case ProjectCondition::Kind::kProjectHas:
     case ProjectCondition::Kind::kProjectLacks: {
-      bool any = std::any_of(functions_.begin(), functions_.end(),
-                             [&](const Function& f) { return has_fact(*f.facts, c.fact); });
+      // Over the programs that run the finding's function; the whole project when none
+      // reaches it (library code), as the conservative answer.
+      auto entries = c.scope.empty() ? std::vector<uint32_t>{} : programs_of(c.scope);
+      bool any = entries.empty()
+                     ? std::any_of(functions_.begin(), functions_.end(),
+                                   [&](const Function& f) { return has_fact(*f.facts, c.fact); })
+                     : std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, c.fact); });
       return c.kind == ProjectCondition::Kind::kProjectHas ? any : !any;
     }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {

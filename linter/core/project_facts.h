@@ -16,6 +16,14 @@
 namespace torchlint {
 
 inline constexpr const char* kModuleFunction = "<module>";
+// The fact of a function that starts a program: a module's code under a main guard or
+// that trains at module level, a function handed to a launcher (mp.spawn, Process).
+inline constexpr const char* kEntryPointFact = "entry-point";
+// The context of a call made inside a loop of its caller.
+inline constexpr const char* kInLoopContext = "loop";
+// The context of a function passed as a value (a callback, a launcher's target) rather
+// than called: it runs as part of the caller's work, when it resolves at all.
+inline constexpr const char* kReferenceContext = "reference";
 
 struct CallFact {
   std::string callee;                 // qualified name as resolved in the calling file
@@ -49,8 +57,16 @@ class ProjectFacts {
     std::vector<const std::string*> unknown;   // callees outside the project
   };
   std::span<const uint32_t> lookup(const std::string& qualname) const;
-  // Functions reachable from `roots`, including the roots.
-  std::vector<uint32_t> reachable(const std::vector<std::string>& roots, std::vector<const std::string*>* unknown) const;
+  // Functions reachable from `roots`, including the roots; with `once`, only through calls
+  // made outside loops.
+  std::vector<uint32_t> reachable(const std::vector<std::string>& roots, std::vector<const std::string*>* unknown,
+                                  bool once = false) const;
+  std::vector<uint32_t> reachable_ids(std::vector<uint32_t> roots, std::vector<const std::string*>* unknown,
+                                      bool once) const;
+  // The entry points whose programs run `function` (empty: no entry point reaches it).
+  std::vector<uint32_t> programs_of(const std::string& function) const;
+  // Whether the program started by entry point `entry` has `fact` somewhere (memoised).
+  bool program_has(uint32_t entry, const std::string& fact) const;
   bool always_called_in(uint32_t function, const std::string& context) const;
 
   static std::vector<Function> collect(const std::vector<const FileFacts*>& files);
@@ -62,6 +78,8 @@ class ProjectFacts {
   NameGroups index_;
   // For each function, its incoming call sites: (caller, call fact).
   std::vector<std::vector<std::pair<uint32_t, const CallFact*>>> callers_;
+  // Per entry point, the facts of everything its program reaches (filled on first use).
+  mutable std::unordered_map<uint32_t, std::vector<std::string_view>> program_facts_;
 };
 
 }  // namespace torchlint

@@ -147,6 +147,7 @@ std::string serialize_file_result(const FileResult& result) {
       w.strings(c.roots);
       w.str(c.fact);
       w.str(c.unknown_callee_hint);
+      w.str(c.scope);
     }
   }
   w.u32(static_cast<uint32_t>(result.suppressions.size()));
@@ -210,11 +211,12 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
     for (uint32_t k = 0; k < conditions && r.ok(); ++k) {
       ProjectCondition c;
       uint8_t kind = r.u8();
-      if (kind > static_cast<uint8_t>(ProjectCondition::Kind::kProjectLacks)) return std::nullopt;
+      if (kind > static_cast<uint8_t>(ProjectCondition::Kind::kReachableOnceHas)) return std::nullopt;
       c.kind = static_cast<ProjectCondition::Kind>(kind);
       c.roots = r.strings();
       c.fact = r.str();
       c.unknown_callee_hint = r.str();
+      c.scope = r.str();
       d.conditions.push_back(std::move(c));
     }
     result.diagnostics.push_back(std::move(d));

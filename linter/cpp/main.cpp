@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "core/lint_session.h"
 #include "core/rule_selection.h"
 #include "driver.h"

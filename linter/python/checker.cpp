@@ -122,6 +122,20 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
   d.scope = model_.function().qualname;
   d.fix = std::move(fix);
   d.conditions = std::move(conditions);
+  for (auto& c : d.conditions) {
+    if (c.kind != ProjectCondition::Kind::kProjectHas && c.kind != ProjectCondition::Kind::kProjectLacks) continue;
+    if (!c.scope.empty()) continue;
+    c.scope = d.scope;
+    if (!model_.function().is_module_level) continue;
+    // Reported at module end: the innermost function holding the node.
+    size_t best = SIZE_MAX;
+    for (const auto& span : function_spans_) {
+      if (span.start <= d.start_byte && d.end_byte <= span.end && span.end - span.start < best) {
+        best = span.end - span.start;
+        c.scope = span.qualname;
+      }
+    }
+  }
   result_.diagnostics.push_back(std::move(d));
 }
 
@@ -210,6 +224,11 @@ FileResult Checker::run() {
 
   dispatch(Event::kModuleEnd, [&](auto& h) { h.on_module_end(*this); });
   FunctionState& top = model_.function();
+  // A program starts here: a main guard, training at module level, or module-level code
+  // that runs the script's own functions (`main()` at the bottom of a script).
+  if (model_.has_main_guard() || top.steps_optimizer || top.calls_backward || module_calls_own_function_) {
+    add_fact(top, kEntryPointFact);
+  }
   top.facts.qualname = top.qualname;
   result_.facts.module = model_.module_name();
   result_.facts.functions.push_back(std::move(top.facts));
@@ -522,6 +541,7 @@ void Checker::on_function_enter(TSNode node) {
   fn->qualname = qualname;
   fn->facts.qualname = qualname;
   fn->enclosing_class = enclosing_class;
+  function_spans_.push_back({ts_node_start_byte(node), ts_node_end_byte(node), qualname});
   fn->context_base = model_.contexts_.size();
   fn->loop_base = model_.loops_.size();
   fn->condition_base = model_.conditions_.size();
@@ -709,14 +729,40 @@ void Checker::on_if_enter(TSNode node) {
 // ---------------------------------------------------------------------------------
 // Calls: the facts they establish, then the rules
 
-void Checker::record_call_edge(const std::string& callee) {
+void Checker::record_call_edge(const std::string& callee, bool reference) {
   std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
   if (top.empty() || api::is_external_package(top)) return;
+  FunctionState& fn = model_.function();
+  const bool in_loop = model_.loops_.size() > fn.loop_base;
   CallFact call;
   call.callee = callee;
   if (model_.in_no_grad()) call.contexts.emplace_back("no-grad");
-  model_.function().facts.calls.push_back(std::move(call));
-  for (size_t i = model_.function().loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].callees.push_back(callee);
+  if (in_loop) call.contexts.emplace_back(kInLoopContext);
+  if (reference) call.contexts.emplace_back(kReferenceContext);
+  fn.facts.calls.push_back(std::move(call));
+  for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].callees.push_back(callee);
+  if (in_loop) model_.loops_.back().direct_callees.push_back(callee);
+  if (fn.is_module_level && !reference && callee.size() > model_.module_name().size() &&
+      callee.starts_with(model_.module_name()) && callee[model_.module_name().size()] == '.') {
+    module_calls_own_function_ = true;
+  }
+}
+
+void Checker::record_callback_edges() {
+  const Syntax& syn = Syntax::get();
+  for (const CallArgument& a : call_args_) {
+    if (ts_node_is_null(a.value)) continue;
+    Kind k = syn.kind(a.value);
+    if (k == Kind::kIdentifier) {
+      const Binding* b = model_.lookup(model_.text(a.value));
+      if (!b || (b->kind != BindingKind::kFunction && b->kind != BindingKind::kImport)) continue;
+      if (!b->qualified_name.empty()) record_call_edge(b->qualified_name, /*reference=*/true);
+    } else if (k == Kind::kAttribute) {
+      TSNode object = field(a.value, syn.fields().object);
+      if (syn.kind(object) != Kind::kIdentifier || model_.text(object) != "self") continue;
+      if (auto q = model_.resolve_qualified_name(a.value)) record_call_edge(*q, /*reference=*/true);
+    }
+  }
 }
 
 void Checker::on_call(TSNode node) {
@@ -799,6 +845,7 @@ void Checker::on_call(TSNode node) {
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
     record_call_edge(receiver.type + "." + std::string(event.method));
   }
+  if (!call_args_.empty()) record_callback_edges();
   auto loop_event = [&](LoopEventKind kind, std::string_view who, std::string callee = {}) {
     for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) {
       LoopState& loop = model_.loops_[i];

@@ -54,7 +54,12 @@ class Checker final : public RuleContext {
   void on_decorator(TSNode node);
   void bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind);
   void add_fact(FunctionState& fn, std::string_view fact);
-  void record_call_edge(const std::string& callee);
+  // `reference`: the function is passed as a value (a callback, a launcher's target), not
+  // called here; a reference the project pass cannot resolve is not an unknown callee.
+  void record_call_edge(const std::string& callee, bool reference = false);
+  // Functions passed as arguments (`mp.spawn(main)`, `Process(target=run)`,
+  // `partial(step, model)`, `self._train_step`) run as part of this function's work.
+  void record_callback_edges();
 
   // Whether `node` (an expression or simple statement) holds nothing the traversal acts
   // on: no call and no comment, so no '(' and no '#' in its text (its own opening
@@ -84,6 +89,14 @@ class Checker final : public RuleContext {
   mutable size_t next_mark_ = 0;        // where holds_no_events resumes its search
   std::vector<TSNode> ancestors_;       // path from the root to the current node
   std::vector<TSNode> statements_;      // enclosing simple statements
+  // Every function's byte range and qualname, in the order entered: a finding reported
+  // at module end is placed in the function that holds its node.
+  struct FunctionSpan {
+    uint32_t start, end;
+    std::string qualname;
+  };
+  std::vector<FunctionSpan> function_spans_;
+  bool module_calls_own_function_ = false;  // module-level code runs the script's functions
   std::vector<size_t> with_pushes_;     // contexts pushed per with statement
   std::vector<bool> if_was_main_guard_;
   std::vector<bool> pushed_condition_;  // per if/elif/while node

@@ -104,6 +104,9 @@ struct LoopState {
   bool calls_backward = false;
   bool steps_optimizer = false;
   std::vector<std::string> callees;  // qualified names called in the body
+  // Project functions called in the body itself, not in a loop nested in it: what one
+  // iteration runs once (a training step helper), for the project pass.
+  std::vector<std::string> direct_callees;
   std::vector<LoopEvent> events;     // in source order, nested loops included
   size_t condition_base = 0;         // conditions inside the body start here
   size_t depth = 0;                  // 0 for the outermost loop of its function

@@ -11,7 +11,7 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
 

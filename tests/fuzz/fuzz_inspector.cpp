@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
 

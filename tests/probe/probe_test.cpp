@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "all_rules.h"
+#include "registry/all_rules.h"
 #include "findings.h"
 #include "options.h"
 #include "probe.h"

@@ -2,12 +2,12 @@
 
 #include <stdexcept>
 
-#include "checkpoint/checkpoint_rules.h"
+#include "registry/checkpoint_rules.h"
 #include "rule_docs.h"
 
 namespace torchlint {
 
-// One line per rule in rules.def.
+// One line per rule in rules/rules.def.
 #define TORCHLINT_RULE(factory) python::RuleEntry factory();
 #include "rules.def"
 #undef TORCHLINT_RULE

@@ -1,5 +1,5 @@
 #pragma once
-// The checkpoint rules (TL8xx): one per .cpp in this directory, listed in
+// The checkpoint rules (TL8xx): one per .cpp in rules/checkpoint/, listed in
 // checkpoint_rules.cpp. They run on what linter/checkpoint built, through `torchlint ckpt`
 // (and `torchlint check --include-checkpoints`).
 #include <vector>
