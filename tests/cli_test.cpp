@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "support/run_torchlint.h"
@@ -448,4 +450,50 @@ TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") 
   d.write("broken.ipynb", "{not json");
   auto b = run("check broken.ipynb --output-format concise", d.path);
   CHECK(b.out.find("TL000 not a Jupyter notebook") != std::string::npos);
+}
+
+// The same file gets the same findings however it is linted: as part of its whole
+// project, alone (pre-commit passes only the staged files), and from another working
+// directory. The project root comes from the files, and the rest of the project gives a
+// lone file its facts (a seeding helper, a caller under no_grad).
+TEST_CASE("fixture projects: identical findings whole, one file at a time, and from another directory") {
+  using Findings = std::map<std::string, std::set<std::string>>;  // file (project-relative) -> "line:col code"
+  const fs::path source(TORCHLINT_SOURCE_DIR);
+  auto collect = [&](const Result& r, const fs::path& cwd, const fs::path& project, Findings& out) {
+    REQUIRE_MESSAGE(r.exit != 2, r.err);
+    for (const auto& d : nlohmann::json::parse(r.out)) {
+      fs::path file = fs::path(d["filename"].get<std::string>());
+      if (file.is_relative()) file = cwd / file;
+      std::string rel = file.lexically_normal().lexically_relative(project).generic_string();
+      out[rel].insert(std::to_string(d["location"]["row"].get<int>()) + ":" +
+                      std::to_string(d["location"]["column"].get<int>()) + " " + d["code"].get<std::string>());
+    }
+  };
+  std::vector<fs::path> projects;
+  for (const auto& e : fs::directory_iterator(source / "fixtures" / "projects")) {
+    if (e.is_directory()) projects.push_back(e.path());
+  }
+  projects.push_back(source / "fixtures" / "sample_project");
+  std::sort(projects.begin(), projects.end());
+  REQUIRE(projects.size() >= 10);
+  TempDir elsewhere;
+  const std::string flags = " --output-format json --no-cache --exit-zero --select ALL";
+  size_t files = 0, findings = 0;
+  for (const auto& project : projects) {
+    CAPTURE(project.filename().string());
+    Findings whole, alone, away;
+    collect(run("check " + quote(project.lexically_relative(source).string()) + flags), source, project, whole);
+    for (const auto& e : fs::recursive_directory_iterator(project)) {
+      if (e.path().extension() != ".py") continue;
+      ++files;
+      std::string rel = e.path().lexically_relative(source).string();
+      collect(run("check " + quote(rel) + flags), source, project, alone);
+      collect(run("check " + quote(e.path().string()) + flags, elsewhere.path), elsewhere.path, project, away);
+    }
+    for (const auto& [file, set] : whole) findings += set.size();
+    CHECK(alone == whole);
+    CHECK(away == whole);
+  }
+  MESSAGE(files << " files in " << projects.size() << " projects, " << findings << " findings");
+  CHECK(findings > 0);
 }
