@@ -96,6 +96,18 @@ std::string_view value_kind_name(ValueKind kind) {
   return "unknown";
 }
 
+bool names_gpu(std::string_view q) {
+  if (q.starts_with("torch.accelerator.")) return q != "torch.accelerator.is_available";
+  return q == "torch.cuda.set_device" || q == "torch.cuda.current_device" || q == "torch.cuda.Stream" ||
+         q == "torch.cuda.Event" || q == "torch.cuda.synchronize" || q == "torch.cuda.device" ||
+         q == "torch.cuda.stream";
+}
+
+bool returns_gpu_device(std::string_view q) {
+  return q == "torch.accelerator.current_accelerator" || q == "torch.cuda.current_device" ||
+         q == "torch.accelerator.current_device_index" || q == "torch.accelerator.current_device_idx";
+}
+
 ValueKind classify_call(std::string_view q) {
   if (q == kDataLoaderClass) return ValueKind::kDataLoader;
   if (q == kDataParallel || q == kDistributedDataParallel || q == "torch.compile" || q == "torch.jit.script" ||

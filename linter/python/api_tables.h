@@ -44,6 +44,12 @@ std::string_view value_kind_name(ValueKind kind);
 
 // What calling `qualname` returns, from the API tables.
 ValueKind classify_call(std::string_view qualname);
+// A call that names or selects a GPU: `torch.cuda.set_device`, `torch.accelerator.*`,
+// CUDA streams and events, `torch.cuda.current_device()`.
+bool names_gpu(std::string_view qualname);
+// A call whose result is the device to run on, CUDA when there is one:
+// `torch.accelerator.current_accelerator()`, `torch.cuda.current_device()`.
+bool returns_gpu_device(std::string_view qualname);
 
 // Whether `qualname` names a class deriving from torch.nn.Module (so subclasses are models).
 bool is_module_base(std::string_view qualname);

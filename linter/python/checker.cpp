@@ -729,6 +729,14 @@ void Checker::on_if_enter(TSNode node) {
 // ---------------------------------------------------------------------------------
 // Calls: the facts they establish, then the rules
 
+// `model.to(local_rank)`, `x.to(gpu)`: under DDP a process's device is its GPU index.
+static bool names_gpu_index(std::string_view expr) {
+  size_t dot = expr.rfind('.');
+  std::string_view name = dot == std::string_view::npos ? expr : expr.substr(dot + 1);
+  return name == "local_rank" || name == "rank" || name == "gpu" || name == "gpu_id" || name == "device_id" ||
+         name == "gpu_idx" || name == "local_gpu";
+}
+
 void Checker::record_call_edge(const std::string& callee, bool reference) {
   std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
   if (top.empty() || api::is_external_package(top)) return;
@@ -839,7 +847,10 @@ void Checker::on_call(TSNode node) {
     }
     if (q == api::kTorchDevice) {
       TSNode arg = event.positional(0);
-      if (!ts_node_is_null(arg) && model_.infer_value(arg).cuda) model_.uses_cuda_ = true;
+      if (!ts_node_is_null(arg) && model_.infer_value(arg).cuda) {
+        model_.uses_cuda_ = true;
+        add_fact(fn, kUsesCudaFact);
+      }
     }
     record_call_edge(q);
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
@@ -885,16 +896,26 @@ void Checker::on_call(TSNode node) {
       add_fact(fn, "trains");
       for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].steps_optimizer = true;
     }
-  } else if (event.method == "cuda") {
-    model_.uses_cuda_ = true;
+  }
+  // Where the program names a GPU, in any form: the file knows it (GPU-only advice in this
+  // file), and the function records it (the same advice elsewhere in its program).
+  bool cuda = false;
+  if (event.method == "cuda") {
+    cuda = true;
   } else if (event.method == "to") {
     TSNode target = event.keyword("device", model_.source());
     if (ts_node_is_null(target)) target = event.positional(0);
-    if (!ts_node_is_null(target) && model_.infer_value(target).cuda) model_.uses_cuda_ = true;
+    cuda = !ts_node_is_null(target) && (model_.infer_value(target).cuda || names_gpu_index(model_.text(target)));
+  } else if (event.qualname && api::names_gpu(*event.qualname)) {
+    cuda = true;
   }
-  if (!model_.uses_cuda_) {
+  if (!cuda && event.arg_count > 0) {
     TSNode device = event.keyword("device", model_.source());
-    if (!ts_node_is_null(device) && model_.infer_value(device).cuda) model_.uses_cuda_ = true;
+    cuda = !ts_node_is_null(device) && model_.infer_value(device).cuda;
+  }
+  if (cuda) {
+    model_.uses_cuda_ = true;
+    add_fact(fn, kUsesCudaFact);
   }
 
   dispatch(Event::kCall, [&](auto& h) { h.on_call(event, *this); });

@@ -200,6 +200,18 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
         if (string_literal_value(expr, source_, value) && value.starts_with("cuda")) {
           return ValueInfo{ValueKind::kDevice, "str", true};
         }
+        // f"cuda:{rank}": the literal text before the first interpolation.
+        std::string_view t = text(expr);
+        size_t q = t.find_first_of("'\"");
+        if (q != std::string_view::npos && q <= 2 && t.substr(q + 1).starts_with("cuda")) {
+          return ValueInfo{ValueKind::kDevice, "str", true};
+        }
+        return {};
+      }
+      case Kind::kBinaryOperator: {
+        // "cuda:" + str(rank)
+        ValueInfo left = infer_value(ts_node_named_child(expr, 0));
+        if (left.kind == ValueKind::kDevice && left.cuda) return left;
         return {};
       }
       case Kind::kConditionalExpression: {
@@ -215,6 +227,11 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
         TSNode callee = field(expr, f.function);
         if (syn.kind(callee) == Kind::kAttribute) {
           std::string_view method = text(field(callee, f.attribute));
+          // "cuda:{}".format(gpu)
+          if (method == "format") {
+            ValueInfo s = infer_value(field(callee, f.object));
+            if (s.kind == ValueKind::kDevice && s.cuda) return s;
+          }
           if (is_module_method_returning_self(method)) {
             ValueInfo receiver = infer_value(field(callee, f.object));
             if (receiver.kind == ValueKind::kModel || receiver.kind == ValueKind::kLoss) return receiver;
@@ -222,6 +239,7 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
         }
         auto q = resolve_qualified_name(callee);
         if (!q) return {};
+        if (api::returns_gpu_device(*q)) return ValueInfo{ValueKind::kDevice, *q, true};
         ValueKind kind = api::classify_call(*q);
         if (kind == ValueKind::kDevice) {
           // torch.device("cuda:0"), torch.device("cuda" if available else "cpu"), torch.device(dev)

@@ -21,6 +21,10 @@ namespace torchlint::python {
 
 using api::ValueKind;
 
+// The fact of a function that names a GPU (`.cuda()`, a "cuda" device, `torch.accelerator`):
+// GPU-only advice is given only in programs that have it.
+inline constexpr const char* kUsesCudaFact = "uses-cuda";
+
 struct ValueInfo {
   ValueKind kind = ValueKind::kUnknown;
   std::string type;        // constructor's qualified name, or the project class

@@ -65,9 +65,9 @@ void TrainingLoaderTracker::on_loop_end(const LoopState& loop, RuleContext& ctx)
   }
 }
 
-void TrainingLoaderTracker::report(RuleContext& ctx) {
+void TrainingLoaderTracker::report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions) {
   for (auto& c : candidates_) {
-    if (c.training) ctx.report(c.call, c.message, c.fix);
+    if (c.training) ctx.report(c.call, c.message, c.fix, conditions);
   }
   candidates_.clear();
 }

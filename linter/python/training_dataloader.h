@@ -25,7 +25,7 @@ class TrainingLoaderTracker {
   void consider(const CallEvent& call, RuleContext& ctx, std::string message);
   void on_loop_end(const LoopState& loop, RuleContext& ctx);
   // Reports the training loaders; `extra` can veto per candidate (e.g. no CUDA use).
-  void report(RuleContext& ctx);
+  void report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions = {});
 
   // The DataLoader argument `keyword` (positional index `position`), or null.
   static TSNode argument(const CallEvent& call, RuleContext& ctx, std::string_view keyword, size_t position);

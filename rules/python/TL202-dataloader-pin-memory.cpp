@@ -21,7 +21,12 @@ class DataloaderPinMemory final : public Rule {
   }
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
   void on_module_end(RuleContext& ctx) override {
-    if (ctx.model().uses_cuda()) tracker_.report(ctx);
+    // CUDA named in this file, or anywhere in the program that builds the loader.
+    if (ctx.model().uses_cuda()) {
+      tracker_.report(ctx);
+    } else {
+      tracker_.report(ctx, {{ProjectCondition::Kind::kProjectHas, {}, kUsesCudaFact, ""}});
+    }
   }
 
  private:

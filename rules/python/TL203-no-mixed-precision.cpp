@@ -93,8 +93,10 @@ class NoMixedPrecision final : public Rule {
       using K = ProjectCondition::Kind;
       std::vector<ProjectCondition> conditions{{K::kProjectLacks, {}, kFactAutocast, ""},
                                                {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
-      // A device that arrives as a parameter or from configuration is not decidable.
-      if (cuda) {
+      // CUDA named in this file, or else anywhere in the program that runs the loop; a
+      // program that never names a GPU is CPU-only.
+      if (!cuda) conditions.push_back({K::kProjectHas, {}, kUsesCudaFact, ""});
+      {
         ctx.report(first,
                    "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed "
                    "precision usually trains much faster on tensor-core GPUs and halves activation memory; run the "
