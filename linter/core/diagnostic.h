@@ -34,6 +34,9 @@ struct ProjectCondition {
     // Some function reachable from `roots` without passing through a call made inside a
     // loop has `fact`: what one call of a root does once (a training step, not an epoch).
     kReachableOnceHas,
+    // Some call site of `roots[0]` runs in context `fact` ("train-data": its result is
+    // kept under a training name).
+    kSomeCallIn,
   };
   Kind kind = Kind::kReachableHas;
   std::vector<std::string> roots;  // function qualified names

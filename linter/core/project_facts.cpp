@@ -238,6 +238,16 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
                      : std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, c.fact); });
       return c.kind == ProjectCondition::Kind::kProjectHas ? any : !any;
     }
+    case ProjectCondition::Kind::kSomeCallIn: {
+      if (c.roots.empty()) return false;
+      for (uint32_t id : index_.find(c.roots.front())) {
+        if (functions_[id].facts->qualname != c.roots.front()) continue;
+        for (const auto& [caller, call] : callers_[id]) {
+          if (has_context(*call, c.fact)) return true;
+        }
+      }
+      return false;
+    }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {
       if (c.roots.empty()) return true;
       auto ids = lookup(c.roots.front());

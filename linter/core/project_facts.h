@@ -21,6 +21,12 @@ inline constexpr const char* kModuleFunction = "<module>";
 inline constexpr const char* kEntryPointFact = "entry-point";
 // The context of a call made inside a loop of its caller.
 inline constexpr const char* kInLoopContext = "loop";
+// The context of a call whose result is kept under a training name (`train_loader = f()`,
+// `self.train_data = f()`).
+inline constexpr const char* kTrainDataContext = "train-data";
+// The fact of a function that steps an optimizer outside any loop of its own: one call is
+// one training step (`_run_batch`, `train_step`), not a whole epoch.
+inline constexpr const char* kTrainsStepFact = "trains-step";
 // The context of a function passed as a value (a callback, a launcher's target) rather
 // than called: it runs as part of the caller's work, when it resolves at all.
 inline constexpr const char* kReferenceContext = "reference";

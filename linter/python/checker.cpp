@@ -737,6 +737,15 @@ static bool names_gpu_index(std::string_view expr) {
          name == "gpu_idx" || name == "local_gpu";
 }
 
+// `train_loader`, `self.train_data`, `train_dl`: where a helper's result is kept says
+// what it is for.
+static bool names_training_data(std::string_view target) {
+  if (target.find_first_of(",[( ") != std::string_view::npos) return false;  // one name, not a tuple
+  size_t dot = target.rfind('.');
+  std::string_view name = dot == std::string_view::npos ? target : target.substr(dot + 1);
+  return name.starts_with("train") || name.starts_with("Train") || name.find("_train") != std::string_view::npos;
+}
+
 void Checker::record_call_edge(const std::string& callee, bool reference) {
   std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
   if (top.empty() || api::is_external_package(top)) return;
@@ -852,7 +861,12 @@ void Checker::on_call(TSNode node) {
         add_fact(fn, kUsesCudaFact);
       }
     }
+    size_t recorded = fn.facts.calls.size();
     record_call_edge(q);
+    if (fn.facts.calls.size() > recorded && !ts_node_is_null(event.assigned_to) &&
+        names_training_data(model_.text(event.assigned_to))) {
+      fn.facts.calls.back().contexts.emplace_back(kTrainDataContext);
+    }
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
     record_call_edge(receiver.type + "." + std::string(event.method));
   }
@@ -894,6 +908,7 @@ void Checker::on_call(TSNode node) {
       fn.steps_optimizer = true;
       if (!fn.first_training_byte) fn.first_training_byte = ts_node_start_byte(node);
       add_fact(fn, "trains");
+      if (model_.loops_.size() == fn.loop_base) add_fact(fn, kTrainsStepFact);
       for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].steps_optimizer = true;
     }
   }

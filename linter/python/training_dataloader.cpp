@@ -49,6 +49,11 @@ void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, st
     if (syn.kind(target) == Kind::kAttribute) target = field(target, syn.fields().attribute);
     if (syn.kind(target) == Kind::kIdentifier) c.name = std::string(ctx.text(target));
   }
+  const SemanticModel& model = ctx.model();
+  TSNode parent = ts_node_parent(call.node);
+  if (model.in_function() && !ts_node_is_null(parent) && syn.kind(parent) == Kind::kReturnStatement) {
+    c.returned_by = model.function().qualname;
+  }
   TSNode shuffle = argument(call, ctx, "shuffle", 2);
   if (!ts_node_is_null(shuffle) && syn.kind(shuffle) == Kind::kTrue) c.training = true;
   if (contains_train(c.name)) c.training = true;
@@ -56,18 +61,36 @@ void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, st
 }
 
 void TrainingLoaderTracker::on_loop_end(const LoopState& loop, RuleContext& ctx) {
-  if (!loop.is_for || !(loop.steps_optimizer || loop.calls_backward)) return;
+  if (!loop.is_for) return;
+  bool trains = loop.steps_optimizer || loop.calls_backward;
+  if (!trains && loop.direct_callees.empty()) return;
   TSNode name = iterated_name(loop.iter, ctx.model());
   if (ts_node_is_null(name)) return;
   std::string_view text = ctx.text(name);
   for (auto& c : candidates_) {
-    if (c.name == text) c.training = true;
+    if (c.name != text) continue;
+    if (trains) {
+      c.training = true;
+    } else if (c.step_helpers.empty()) {
+      c.step_helpers = loop.direct_callees;
+    }
   }
 }
 
 void TrainingLoaderTracker::report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions) {
+  using K = ProjectCondition::Kind;
   for (auto& c : candidates_) {
-    if (c.training) ctx.report(c.call, c.message, c.fix, conditions);
+    if (c.training) {
+      ctx.report(c.call, c.message, c.fix, conditions);
+    } else if (!c.step_helpers.empty()) {
+      auto both = conditions;
+      both.push_back({K::kReachableOnceHas, c.step_helpers, kTrainsStepFact, ""});
+      ctx.report(c.call, c.message, c.fix, std::move(both));
+    } else if (!c.returned_by.empty()) {
+      auto both = conditions;
+      both.push_back({K::kSomeCallIn, {c.returned_by}, kTrainDataContext, ""});
+      ctx.report(c.call, c.message, c.fix, std::move(both));
+    }
   }
   candidates_.clear();
 }

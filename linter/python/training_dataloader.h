@@ -15,6 +15,12 @@ struct LoaderCandidate {
   std::string message;  // the finding, should it turn out to be a training loader
   std::optional<Fix> fix;
   bool training = false;
+  // Training when one of these project functions trains a step: the loop that iterates the
+  // loader leaves the step to them (`for batch in self.train_data: self._run_batch(batch)`).
+  std::vector<std::string> step_helpers;
+  // The loader is the return value of `function` (`return DataLoader(...)` in a
+  // `prepare_dataloader`): training when a caller keeps it under a training name.
+  std::string returned_by;
 };
 
 class TrainingLoaderTracker {

@@ -11,6 +11,10 @@ namespace {
 
 constexpr const char* kFactAutocast = "uses-autocast";
 constexpr const char* kFactReducedPrecision = "uses-reduced-precision";
+constexpr const char* kMessage =
+    "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed precision usually "
+    "trains much faster on tensor-core GPUs and halves activation memory; run the forward pass and loss under "
+    "`torch.autocast(\"cuda\", dtype=torch.bfloat16)` (float16 also needs `torch.amp.GradScaler`)";
 
 bool is_low_precision_dtype(TSNode node, const SemanticModel& model) {
   if (ts_node_is_null(node)) return false;
@@ -74,7 +78,14 @@ class NoMixedPrecision final : public Rule {
   }
 
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override {
-    if (!loop.trains() || ctx.model().is_pytest_file()) return;
+    if (ctx.model().is_pytest_file()) return;
+    if (!loop.trains()) {
+      // `for batch in loader: self._run_batch(batch)`: the step is in a helper.
+      if (!loop.calls_backward && !loop.steps_optimizer && !loop.direct_callees.empty()) {
+        helper_loops_.push_back({loop.node, loop.direct_callees});
+      }
+      return;
+    }
     uint32_t start = ts_node_start_byte(loop.node), end = ts_node_end_byte(loop.node);
     // Report the innermost training loop (the step loop), not the epoch loop around it.
     bool has_inner = std::any_of(loops_.begin(), loops_.end(), [&](TSNode l) {
@@ -97,20 +108,26 @@ class NoMixedPrecision final : public Rule {
       // program that never names a GPU is CPU-only.
       if (!cuda) conditions.push_back({K::kProjectHas, {}, kUsesCudaFact, ""});
       {
-        ctx.report(first,
-                   "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed "
-                   "precision usually trains much faster on tensor-core GPUs and halves activation memory; run the "
-                   "forward pass and loss under `torch.autocast(\"cuda\", dtype=torch.bfloat16)` (float16 also "
-                   "needs `torch.amp.GradScaler`)",
-                   std::nullopt, std::move(conditions));
+        ctx.report(first, kMessage, std::nullopt, std::move(conditions));
+      }
+    } else {
+      using K = ProjectCondition::Kind;
+      for (const auto& [node, helpers] : helper_loops_) {
+        std::vector<ProjectCondition> conditions{{K::kReachableOnceHas, helpers, kTrainsStepFact, ""},
+                                                 {K::kProjectLacks, {}, kFactAutocast, ""},
+                                                 {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
+        if (!cuda) conditions.push_back({K::kProjectHas, {}, kUsesCudaFact, ""});
+        ctx.report(node, kMessage, std::nullopt, std::move(conditions));
       }
     }
     loops_.clear();
+    helper_loops_.clear();
     cuda_ = false;
   }
 
  private:
   std::vector<TSNode> loops_;
+  std::vector<std::pair<TSNode, std::vector<std::string>>> helper_loops_;  // loops whose step is in a helper
   bool cuda_ = false;          // the file runs on CUDA when it is available
 };
 
