@@ -27,7 +27,19 @@ for manifest in "$here"/manifest/*.tsv; do
   if [[ ! -f "$dest/.commit" || "$(cat "$dest/.commit")" != "$commit" ]]; then
     rm -rf "$dest"
     mkdir -p "$dest"
-    git --git-dir="$git_dir" archive --format=tar "$commit" | tar -x -C "$dest"
+    # Source and project files only, blob by blob: a snapshot may lack its large binary
+    # files, which `git archive` would stop at.
+    git --git-dir="$git_dir" ls-tree -r "$commit" |
+      while IFS=$'\t' read -r meta file; do
+        read -r _mode type blob <<<"$meta"
+        [[ $type == blob ]] || continue
+        case "$file" in
+          *.py | *.pyi | *.ipynb | *.cpp | *.cc | *.cxx | *.h | *.hpp | *.toml | *.cfg | *.txt | setup.py) ;;
+          *) continue ;;
+        esac
+        mkdir -p "$dest/$(dirname "$file")"
+        git --git-dir="$git_dir" cat-file blob "$blob" >"$dest/$file" 2>/dev/null || rm -f "$dest/$file"
+      done
     # A project marker, as a user's clone has (.git): the repository is one project.
     mkdir -p "$dest/.git"
     echo "$commit" >"$dest/.commit"

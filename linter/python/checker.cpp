@@ -393,7 +393,10 @@ void Checker::leave(TSNode node) {
         const Fields& f = syn.fields();
         TSNode op = field(inner, f.operators);
         if (ts_node_is_null(op)) op = ts_node_child(inner, 1);
-        dispatch_assign({inner, field(inner, f.left), field(inner, f.right), model_.text(op)});
+        std::string_view op_text = model_.text(op);
+        // `p -= lr * p.grad` (under no_grad): a hand-written optimizer step.
+        if (op_text == "-=" && manual_update_uses_grad(model_.text(field(inner, f.right)))) note_manual_step();
+        dispatch_assign({inner, field(inner, f.left), field(inner, f.right), op_text});
       }
       statements_.pop_back();
       break;
@@ -746,6 +749,22 @@ static bool names_training_data(std::string_view target) {
   return name.starts_with("train") || name.starts_with("Train") || name.find("_train") != std::string_view::npos;
 }
 
+// The update of a hand-written optimizer reads a gradient: `p.grad`, `param.grad.data`.
+bool Checker::manual_update_uses_grad(std::string_view expr) {
+  for (size_t i = expr.find(".grad"); i != std::string_view::npos; i = expr.find(".grad", i + 1)) {
+    size_t end = i + 5;
+    if (end == expr.size() || !(std::isalnum(static_cast<unsigned char>(expr[end])) || expr[end] == '_')) return true;
+  }
+  return false;
+}
+
+void Checker::note_manual_step() {
+  FunctionState& fn = model_.function();
+  fn.steps_optimizer = true;
+  add_fact(fn, "trains");
+  if (model_.loops_.size() == fn.loop_base) add_fact(fn, kTrainsStepFact);
+}
+
 void Checker::record_call_edge(const std::string& callee, bool reference) {
   std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
   if (top.empty() || api::is_external_package(top)) return;
@@ -886,6 +905,12 @@ void Checker::on_call(TSNode node) {
     }
     std::string_view target = event.forward_pass_target(model_);
     if (!target.empty()) loop_event(LoopEventKind::kForward, target);
+  }
+  // `p.data.add_(p.grad, alpha=-lr)`, `p.sub_(lr * p.grad)`: training without an
+  // optimizer object.
+  if ((event.method == "add_" || event.method == "sub_") && event.arg_count > 0 &&
+      manual_update_uses_grad(model_.text(event.arguments))) {
+    note_manual_step();
   }
   if (event.method == "backward") {
     loop_event(LoopEventKind::kBackward, receiver_text);

@@ -60,6 +60,10 @@ class Checker final : public RuleContext {
   // Functions passed as arguments (`mp.spawn(main)`, `Process(target=run)`,
   // `partial(step, model)`, `self._train_step`) run as part of this function's work.
   void record_callback_edges();
+  // A hand-written optimizer step (`p -= lr * p.grad`): the function trains. Loops do not
+  // count it as an optimizer step (the step-order rules track optimizer objects).
+  static bool manual_update_uses_grad(std::string_view expr);
+  void note_manual_step();
 
   // Whether `node` (an expression or simple statement) holds nothing the traversal acts
   // on: no call and no comment, so no '(' and no '#' in its text (its own opening
