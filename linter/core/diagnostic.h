@@ -37,6 +37,9 @@ struct ProjectCondition {
     // Some call site of `roots[0]` runs in context `fact` ("train-data": its result is
     // kept under a training name).
     kSomeCallIn,
+    // Every call site of `roots[0]` runs in context `fact`, directly or because its caller
+    // always does (and there is at least one).
+    kAlwaysCalledIn,
   };
   Kind kind = Kind::kReachableHas;
   std::vector<std::string> roots;  // function qualified names

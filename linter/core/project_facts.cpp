@@ -248,6 +248,16 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
       }
       return false;
     }
+    case ProjectCondition::Kind::kAlwaysCalledIn: {
+      if (c.roots.empty()) return false;
+      bool any = false;
+      for (uint32_t id : index_.find(c.roots.front())) {
+        if (functions_[id].facts->qualname != c.roots.front()) continue;
+        if (!always_called_in(id, c.fact)) return false;
+        any = true;
+      }
+      return any;
+    }
     case ProjectCondition::Kind::kNotAlwaysCalledIn: {
       if (c.roots.empty()) return true;
       auto ids = lookup(c.roots.front());

@@ -27,6 +27,8 @@ inline constexpr const char* kTrainDataContext = "train-data";
 // The fact of a function that steps an optimizer outside any loop of its own: one call is
 // one training step (`_run_batch`, `train_step`), not a whole epoch.
 inline constexpr const char* kTrainsStepFact = "trains-step";
+// The context of a call made while a model of the caller is in eval mode.
+inline constexpr const char* kEvalModeContext = "eval-mode";
 // The context of a function passed as a value (a callback, a launcher's target) rather
 // than called: it runs as part of the caller's work, when it resolves at all.
 inline constexpr const char* kReferenceContext = "reference";

@@ -774,6 +774,7 @@ void Checker::record_call_edge(const std::string& callee, bool reference) {
   call.callee = callee;
   if (model_.in_no_grad()) call.contexts.emplace_back("no-grad");
   if (in_loop) call.contexts.emplace_back(kInLoopContext);
+  if (!fn.eval_mode.empty()) call.contexts.emplace_back(kEvalModeContext);
   if (reference) call.contexts.emplace_back(kReferenceContext);
   fn.facts.calls.push_back(std::move(call));
   for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].callees.push_back(callee);

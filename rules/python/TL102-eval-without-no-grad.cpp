@@ -1,6 +1,9 @@
 // TL102 eval-without-no-grad: a forward pass in evaluation code with autograd recording.
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/name_table.h"
 #include "python/rule.h"
@@ -39,6 +42,7 @@ bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
 struct Candidate {
   TSNode call{};
   std::string model;
+  bool by_callers = false;  // evaluation only if every caller runs it in eval mode
 };
 
 class EvalWithoutNoGrad final : public Rule {
@@ -54,12 +58,16 @@ class EvalWithoutNoGrad final : public Rule {
       role_ = !fn.is_module_level && has_evaluation_role(fn.name, model.is_pytest_file());
     }
     bool role = !fn.is_module_level && role_;
-    if (!role && !model.is_in_eval_mode(model.text(call.callee))) return;
+    if (call.method == "train" || call.method == "requires_grad_") sets_train_.insert(fn.qualname);
+    bool evaluating = role || model.is_in_eval_mode(model.text(call.callee));
+    // Elsewhere a forward pass is evaluation when every caller runs it in eval mode (decided
+    // by the project pass), unless this function put a model back in train mode first.
+    if (!evaluating && (fn.is_module_level || sets_train_.contains(fn.qualname))) return;
     std::string callee(call.forward_pass_target(model));
     if (callee.empty()) return;
     auto& list = pending_[fn.qualname];
     if (std::none_of(list.begin(), list.end(), [&](const Candidate& c) { return c.model == callee; })) {
-      list.push_back({call.node, callee});
+      list.push_back({call.node, callee, !evaluating});
     }
   }
 
@@ -90,6 +98,12 @@ class EvalWithoutNoGrad final : public Rule {
         cond.fact = "no-grad";
         conditions.push_back(std::move(cond));
         where = "evaluation function `" + fn.name + "`";
+        if (c.by_callers) {
+          conditions.push_back({ProjectCondition::Kind::kAlwaysCalledIn, {fn.qualname}, kEvalModeContext, ""});
+          where = "`" + fn.name + "` (every caller runs it in eval mode)";
+        }
+      } else if (c.by_callers) {
+        continue;
       }
       ctx.report(c.call,
                  "forward pass of `" + c.model + "` in " + where +
@@ -101,6 +115,7 @@ class EvalWithoutNoGrad final : public Rule {
   }
 
   std::unordered_map<std::string, std::vector<Candidate>> pending_;
+  std::unordered_set<std::string> sets_train_;  // functions that call .train() / requires_grad_()
   const void* role_function_ = nullptr;  // the function role_ was read for
   bool role_ = false;
 };
