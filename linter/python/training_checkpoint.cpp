@@ -692,6 +692,23 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
       add_candidate(call.node, std::move(*d), id, {}, ctx);
       return;
     }
+    // `torch.save(model.state_dict(), path)` repeated in the epoch or step loop: the run's
+    // only checkpoint, weights alone (decided in finish()).
+    if (syn.kind(obj) == Kind::kCall && model.loop_depth() > 0) {
+      TSNode callee = field(obj, syn.fields().function);
+      if (syn.kind(callee) == Kind::kAttribute && model.text(field(callee, syn.fields().attribute)) == "state_dict") {
+        std::string root = receiver_root(field(callee, syn.fields().object), model);
+        if (!root.empty() && names_model(root)) {
+          CheckpointDict weights;
+          weights.model_state = true;
+          weights.saved.push_back(root);
+          saving_[fn].saves_other = true;
+          add_candidate(call.node, std::move(weights), 0, {}, ctx);
+          candidates_.back().weights_only = true;
+          return;
+        }
+      }
+    }
     const Binding* b = syn.kind(obj) == Kind::kIdentifier ? model.lookup(model.text(obj)) : nullptr;
     if (b && b->kind == BindingKind::kParameter) {
       saving_[fn].saved_parameters.emplace_back(model.text(obj));
@@ -788,16 +805,27 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
   const FunctionState& top = ctx.model().function();
   std::vector<TrainingCheckpoint> out;
   std::unordered_set<size_t> seen_dicts;
+  // Functions that save a full checkpoint: their weights-only saves are exports (the best
+  // model so far), not the run's checkpoint.
+  std::unordered_set<std::string> full_savers;
+  for (const auto& c : candidates_) {
+    if (!c.weights_only) full_savers.insert(c.function);
+  }
   for (auto& c : candidates_) {
     if (!c.decided) c.function_trains = top.steps_optimizer || top.calls_backward;
     if (!c.dict.readable || !c.dict.model_state) continue;
+    if (c.weights_only && full_savers.contains(c.function)) continue;
     bool by_name = !c.module_level && checkpointing_name(c.function_name);
     bool strong = c.in_loop && (c.function_trains || c.epoch_loop);
+    if (c.weights_only && !strong) continue;
     bool weak = c.after_loop || c.function_trains || by_name;
     if (!strong && !(weak && c.dict.progress)) continue;
     // The optimizers and schedulers the code around the save has, nearest first.
+    const uint32_t save_line = ts_node_start_point(c.node).row + 1;
     auto nearest = [&](ValueKind kind, const std::vector<TrainingObject>& params, bool may_borrow) {
       std::vector<TrainingObject> found = objects_->owned_by(c.function, kind);
+      // Created after the save (in this function): not something the save forgot.
+      std::erase_if(found, [&](const TrainingObject& o) { return !o.parameter && o.line > save_line; });
       found.insert(found.end(), params.begin(), params.end());
       if (found.empty() && !c.class_qualname.empty()) found = objects_->owned_by(c.class_qualname, kind);
       if (found.empty()) found = objects_->owned_by(top.qualname, kind);

@@ -127,6 +127,7 @@ class TrainingCheckpointTracker final : public Analysis {
     std::string class_qualname;
     bool module_level = false;
     bool in_loop = false;
+    bool weights_only = false;     // `torch.save(model.state_dict(), ...)`: a checkpoint only when it repeats
     bool epoch_loop = false;       // an enclosing loop runs epochs or training steps
     bool after_loop = false;       // a training/epoch loop of this function ended before
     bool function_trains = false;  // filled in at function end
