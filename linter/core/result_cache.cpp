@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'L', 'C', 'A', 'C', 'H', 'E', '4'};
+constexpr char kMagic[8] = {'T', 'L', 'C', 'P', 'A', 'C', 'K', '1'};
 
 uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
   for (unsigned char c : data) {
@@ -263,54 +263,110 @@ uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVe
   return content_hash(text, h);
 }
 
-fs::path ResultCache::entry_path(const std::string& relative_path) const {
+fs::path ResultCache::shard_path(size_t index) const {
   char name[24];
-  std::snprintf(name, sizeof name, "%016llx.tlc", static_cast<unsigned long long>(fnv1a(relative_path)));
+  std::snprintf(name, sizeof name, "pack-%zu.tlc", index);
   return dir_ / name;
 }
 
-std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
+// A shard file: kMagic, then entries of [u64 path hash][u64 key][u32 size][size bytes:
+// u64 checksum of the payload, payload]. Anything unreadable ends the shard's reading (the
+// entries read so far stay; the rest are misses and get rewritten).
+ResultCache::Shard& ResultCache::shard_for(uint64_t path_hash) const {
+  size_t index = path_hash % kShards;
+  Shard& shard = shards_[index];
+  if (shard.read) return shard;
+  shard.read = true;
   std::string error;
-  auto read = read_file_bytes(entry_path(relative_path).string(), error);
-  if (!read) return std::nullopt;
-  const std::string& bytes = *read;
-  constexpr size_t kHeader = sizeof kMagic + 8 + 8;
-  if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;
-  uint64_t stored_key, checksum;
-  std::memcpy(&stored_key, bytes.data() + sizeof kMagic, 8);
-  std::memcpy(&checksum, bytes.data() + sizeof kMagic + 8, 8);
-  std::string_view payload = std::string_view(bytes).substr(kHeader);
-  if (stored_key != key || checksum != content_hash(payload, 0)) return std::nullopt;
+  auto read = read_file_bytes(shard_path(index).string(), error);
+  if (!read || read->size() < sizeof kMagic || std::memcmp(read->data(), kMagic, sizeof kMagic) != 0) return shard;
+  std::string_view rest = std::string_view(*read).substr(sizeof kMagic);
+  while (rest.size() >= 20) {
+    uint64_t hash, key;
+    uint32_t size;
+    std::memcpy(&hash, rest.data(), 8);
+    std::memcpy(&key, rest.data() + 8, 8);
+    std::memcpy(&size, rest.data() + 16, 4);
+    rest.remove_prefix(20);
+    if (size < 8 || size > rest.size()) break;
+    shard.entries[hash] = Entry{key, std::string(rest.substr(0, size))};
+    rest.remove_prefix(size);
+  }
+  return shard;
+}
+
+std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
+  uint64_t hash = fnv1a(relative_path);
+  std::string bytes;
+  {
+    Shard& shard = shards_[hash % kShards];
+    std::lock_guard lock(shard.mutex);
+    shard_for(hash);
+    auto it = shard.entries.find(hash);
+    if (it == shard.entries.end() || it->second.key != key) return std::nullopt;
+    bytes = it->second.bytes;
+  }
+  uint64_t checksum;
+  std::memcpy(&checksum, bytes.data(), 8);
+  std::string_view payload = std::string_view(bytes).substr(8);
+  if (checksum != content_hash(payload, 0)) return std::nullopt;
   return deserialize_file_result(payload);
 }
 
 void ResultCache::store(const std::string& relative_path, uint64_t key, const FileResult& result) const {
+  uint64_t hash = fnv1a(relative_path);
+  std::string payload = serialize_file_result(result);
+  std::string bytes(8, '\0');
+  uint64_t checksum = content_hash(payload, 0);
+  std::memcpy(bytes.data(), &checksum, 8);
+  bytes += payload;
+  Shard& shard = shards_[hash % kShards];
+  std::lock_guard lock(shard.mutex);
+  shard_for(hash);
+  shard.entries[hash] = Entry{key, std::move(bytes)};
+  shard.dirty = true;
+}
+
+void ResultCache::flush() const {
   std::error_code ec;
+  bool any = false;
+  for (auto& shard : shards_) any = any || shard.dirty;
+  if (!any) return;
   if (!fs::exists(dir_, ec)) {
     fs::create_directories(dir_, ec);
     if (ec) return;  // a cache that cannot be written is only slower
     std::ofstream(dir_ / ".gitignore") << "# Created by torchlint\n*\n";
     std::ofstream(dir_ / "CACHEDIR.TAG") << "Signature: 8a477f597d28d172789f06886806bc55\n# torchlint cache\n";
   }
-  std::string payload = serialize_file_result(result);
-  std::string bytes(kMagic, sizeof kMagic);
-  uint64_t checksum = content_hash(payload, 0);
-  bytes.append(reinterpret_cast<const char*>(&key), 8);
-  bytes.append(reinterpret_cast<const char*>(&checksum), 8);
-  bytes += payload;
-  fs::path target = entry_path(relative_path);
-  fs::path tmp = target;
-  tmp += "." + std::to_string(::getpid()) + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << bytes;
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;
+  for (size_t index = 0; index < kShards; ++index) {
+    Shard& shard = shards_[index];
+    std::lock_guard lock(shard.mutex);
+    if (!shard.dirty) continue;
+    std::string out(kMagic, sizeof kMagic);
+    for (const auto& [hash, entry] : shard.entries) {
+      out.append(reinterpret_cast<const char*>(&hash), 8);
+      out.append(reinterpret_cast<const char*>(&entry.key), 8);
+      uint32_t size = static_cast<uint32_t>(entry.bytes.size());
+      out.append(reinterpret_cast<const char*>(&size), 4);
+      out += entry.bytes;
     }
+    fs::path target = shard_path(index);
+    fs::path tmp = target;
+    tmp += "." + std::to_string(::getpid()) + ".tmp";
+    {
+      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+      file << out;
+      if (!file) {
+        fs::remove(tmp, ec);
+        continue;
+      }
+    }
+    fs::rename(tmp, target, ec);  // atomic: readers see the old shard or the new one
+    if (ec) fs::remove(tmp, ec);
+    shard.dirty = false;
   }
-  fs::rename(tmp, target, ec);  // atomic: readers see the old entry or the new one
-  if (ec) fs::remove(tmp, ec);
 }
+
+ResultCache::~ResultCache() { flush(); }
 
 }  // namespace torchlint
