@@ -167,7 +167,9 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     }
     return false;
   };
-  if (request.project_context && !covers_root()) {
+  // A tree with no project marker is not a project: walking it (a home directory, /tmp)
+  // could read anything, so its files are linted as they are given.
+  if (request.project_context && root.has_marker && !covers_root()) {
     // The rest of the project, read for its facts only (cached like any file).
     DiscoveryOptions context = discovery;
     context.extensions = python.extensions();

@@ -29,8 +29,8 @@ struct ProjectCondition {
     kReachableHas,        // some function reachable from `roots` has `fact`
     kReachableLacks,      // no function reachable from `roots` has `fact`
     kNotAlwaysCalledIn,   // `roots[0]` has a call site outside context `fact`
-    kProjectHas,          // the program(s) running `scope` have `fact` (see below)
-    kProjectLacks,        // ... do not have it
+    kProjectHas,          // some function anywhere in the project has `fact`
+    kProjectLacks,        // the program(s) running `scope` do not have `fact` (see below)
     // Some function reachable from `roots` without passing through a call made inside a
     // loop has `fact`: what one call of a root does once (a training step, not an epoch).
     kReachableOnceHas,
@@ -40,6 +40,9 @@ struct ProjectCondition {
     // Every call site of `roots[0]` runs in context `fact`, directly or because its caller
     // always does (and there is at least one).
     kAlwaysCalledIn,
+    // The program(s) running `scope` have `fact`; code no entry point reaches is judged
+    // by its own file (a library module's own evidence, not another program's).
+    kProgramHas,
   };
   Kind kind = Kind::kReachableHas;
   std::vector<std::string> roots;  // function qualified names
@@ -47,10 +50,11 @@ struct ProjectCondition {
   // For kReachableLacks: a reachable callee torchlint cannot see into whose name contains
   // this text is assumed to have the fact (a `set_seed` from an unlinted module).
   std::string unknown_callee_hint;
-  // kProjectHas/kProjectLacks: the function the finding is in (the front-end fills it in).
+  // kProjectLacks/kProgramHas: the function the finding is in (the front-end fills it in).
   // The condition is judged over the programs that reach it: the functions reachable from
   // every entry point (a main guard, a launched function) that reaches `scope`. Code that
-  // no entry point reaches is judged over the whole project.
+  // no entry point reaches is judged over the whole project (kProjectLacks: the cautious
+  // answer) or its own file (kProgramHas).
   std::string scope;
 };
 

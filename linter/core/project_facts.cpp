@@ -14,8 +14,8 @@ std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<cons
   for (const FileFacts* file : files) count += file->functions.size();
   std::vector<Function> functions;
   functions.reserve(count);
-  for (const FileFacts* file : files) {
-    for (const auto& fn : file->functions) functions.push_back(Function{&fn, {}, {}});
+  for (uint32_t i = 0; i < files.size(); ++i) {
+    for (const auto& fn : files[i]->functions) functions.push_back(Function{&fn, i, {}, {}});
   }
   return functions;
 }
@@ -160,8 +160,32 @@ std::vector<uint32_t> ProjectFacts::programs_of(const std::string& function) con
       if (seen.insert(caller).second) stack.push_back(caller);
     }
   }
+  if (entries.empty()) {
+    // No entry point reaches it (a callee the call graph cannot see, such as a function
+    // rebound at run time): the entry points of its own file, when it has any, are its
+    // program; a file without one is library code, judged over the project.
+    for (uint32_t id : seen) {
+      if (functions_[id].facts->qualname != function) continue;
+      for (uint32_t other = 0; other < functions_.size(); ++other) {
+        if (functions_[other].file == functions_[id].file && has_fact(*functions_[other].facts, kEntryPointFact)) {
+          entries.push_back(other);
+        }
+      }
+    }
+  }
   std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
   return entries;
+}
+
+bool ProjectFacts::file_has(const std::string& function, const std::string& fact) const {
+  for (uint32_t id : index_.find(function)) {
+    if (functions_[id].facts->qualname != function) continue;
+    for (const Function& f : functions_) {
+      if (f.file == functions_[id].file && has_fact(*f.facts, fact)) return true;
+    }
+  }
+  return false;
 }
 
 bool ProjectFacts::program_has(uint32_t entry, const std::string& fact) const {
@@ -228,15 +252,20 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
       return false;
     }
     case ProjectCondition::Kind::kProjectHas:
-    case ProjectCondition::Kind::kProjectLacks: {
-      // Over the programs that run the finding's function; the whole project when none
-      // reaches it (library code), as the conservative answer.
+      return std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, c.fact); });
+    case ProjectCondition::Kind::kProjectLacks:
+    case ProjectCondition::Kind::kProgramHas: {
+      // Over the programs that run the finding's function.
       auto entries = c.scope.empty() ? std::vector<uint32_t>{} : programs_of(c.scope);
-      bool any = entries.empty()
-                     ? std::any_of(functions_.begin(), functions_.end(),
-                                   [&](const Function& f) { return has_fact(*f.facts, c.fact); })
-                     : std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, c.fact); });
-      return c.kind == ProjectCondition::Kind::kProjectHas ? any : !any;
+      bool any;
+      if (!entries.empty()) {
+        any = std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, c.fact); });
+      } else if (c.kind == ProjectCondition::Kind::kProjectLacks || c.scope.empty()) {
+        any = std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, c.fact); });
+      } else {
+        any = file_has(c.scope, c.fact);
+      }
+      return c.kind == ProjectCondition::Kind::kProgramHas ? any : !any;
     }
     case ProjectCondition::Kind::kSomeCallIn: {
       if (c.roots.empty()) return false;

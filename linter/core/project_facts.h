@@ -61,6 +61,7 @@ class ProjectFacts {
  private:
   struct Function {
     const FunctionFacts* facts;
+    uint32_t file = 0;  // index of its FileFacts
     std::vector<uint32_t> callees;             // resolved project functions
     std::vector<const std::string*> unknown;   // callees outside the project
   };
@@ -75,6 +76,8 @@ class ProjectFacts {
   std::vector<uint32_t> programs_of(const std::string& function) const;
   // Whether the program started by entry point `entry` has `fact` somewhere (memoised).
   bool program_has(uint32_t entry, const std::string& fact) const;
+  // Whether a function of the file that defines `function` has `fact`.
+  bool file_has(const std::string& function, const std::string& fact) const;
   bool always_called_in(uint32_t function, const std::string& context) const;
 
   static std::vector<Function> collect(const std::vector<const FileFacts*>& files);

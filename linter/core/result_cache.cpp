@@ -211,7 +211,7 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
     for (uint32_t k = 0; k < conditions && r.ok(); ++k) {
       ProjectCondition c;
       uint8_t kind = r.u8();
-      if (kind > static_cast<uint8_t>(ProjectCondition::Kind::kAlwaysCalledIn)) return std::nullopt;
+      if (kind > static_cast<uint8_t>(ProjectCondition::Kind::kProgramHas)) return std::nullopt;
       c.kind = static_cast<ProjectCondition::Kind>(kind);
       c.roots = r.strings();
       c.fact = r.str();

@@ -103,6 +103,22 @@ bool names_gpu(std::string_view q) {
          q == "torch.cuda.stream";
 }
 
+bool is_framework_trainer(std::string_view q) {
+  bool lightning = q.starts_with("lightning.") || q.starts_with("pytorch_lightning.");
+  if (lightning) return q.ends_with(".Trainer");
+  if (q.starts_with("transformers.") || q.starts_with("trl.")) return q.ends_with("Trainer");
+  return false;
+}
+
+std::span<const std::string_view> lightning_hooks() {
+  static constexpr std::string_view kHooks[] = {
+      "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
+      "train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader", "setup", "prepare_data",
+      "on_fit_start", "on_train_start", "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_end",
+      "on_train_batch_end", "forward"};
+  return kHooks;
+}
+
 bool returns_gpu_device(std::string_view q) {
   return q == "torch.accelerator.current_accelerator" || q == "torch.cuda.current_device" ||
          q == "torch.accelerator.current_device_index" || q == "torch.accelerator.current_device_idx";
@@ -110,6 +126,7 @@ bool returns_gpu_device(std::string_view q) {
 
 ValueKind classify_call(std::string_view q) {
   if (q == kDataLoaderClass) return ValueKind::kDataLoader;
+  if (is_framework_trainer(q)) return ValueKind::kInstance;
   if (q == kDataParallel || q == kDistributedDataParallel || q == "torch.compile" || q == "torch.jit.script" ||
       q == "torch.jit.trace" || q == "torch.jit.load" || q == "timm.create_model" ||
       q == "torch.nn.parallel.DistributedDataParallel") {

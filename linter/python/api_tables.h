@@ -4,6 +4,7 @@
 // against one string whatever the user imported.
 #include <optional>
 #include <string>
+#include <span>
 #include <string_view>
 
 namespace torchlint::python::api {
@@ -47,6 +48,12 @@ ValueKind classify_call(std::string_view qualname);
 // A call that names or selects a GPU: `torch.cuda.set_device`, `torch.accelerator.*`,
 // CUDA streams and events, `torch.cuda.current_device()`.
 bool names_gpu(std::string_view qualname);
+// A framework trainer that runs the training loop itself (Lightning's `Trainer`, HF
+// `transformers.Trainer` and its subclasses such as `Seq2SeqTrainer`, TRL's trainers):
+// `trainer.fit(model)` / `trainer.train()` trains.
+bool is_framework_trainer(std::string_view qualname);
+// The hooks a framework trainer calls on the module it is given.
+std::span<const std::string_view> lightning_hooks();
 // A call whose result is the device to run on, CUDA when there is one:
 // `torch.accelerator.current_accelerator()`, `torch.cuda.current_device()`.
 bool returns_gpu_device(std::string_view qualname);

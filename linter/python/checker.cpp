@@ -123,7 +123,7 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
   d.fix = std::move(fix);
   d.conditions = std::move(conditions);
   for (auto& c : d.conditions) {
-    if (c.kind != ProjectCondition::Kind::kProjectHas && c.kind != ProjectCondition::Kind::kProjectLacks) continue;
+    if (c.kind != ProjectCondition::Kind::kProgramHas && c.kind != ProjectCondition::Kind::kProjectLacks) continue;
     if (!c.scope.empty()) continue;
     c.scope = d.scope;
     if (!model_.function().is_module_level) continue;
@@ -891,6 +891,20 @@ void Checker::on_call(TSNode node) {
     record_call_edge(receiver.type + "." + std::string(event.method));
   }
   if (!call_args_.empty()) record_callback_edges();
+  // `trainer.fit(model)` (Lightning), `trainer.train()` (HF): the framework runs the
+  // training loop, and calls the hooks of the module it is given.
+  if (receiver.kind == ValueKind::kInstance && api::is_framework_trainer(receiver.type) &&
+      (event.method == "fit" || event.method == "train")) {
+    add_fact(fn, "trains");
+    TSNode module = event.keyword("model", model_.source());
+    if (ts_node_is_null(module)) module = event.positional(0);
+    ValueInfo given = ts_node_is_null(module) ? ValueInfo{} : model_.infer_value(module);
+    if ((given.kind == ValueKind::kModel || given.kind == ValueKind::kInstance) && !given.type.empty()) {
+      for (std::string_view hook : api::lightning_hooks()) {
+        record_call_edge(given.type + "." + std::string(hook), /*reference=*/true);
+      }
+    }
+  }
   auto loop_event = [&](LoopEventKind kind, std::string_view who, std::string callee = {}) {
     for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) {
       LoopState& loop = model_.loops_[i];

@@ -53,6 +53,9 @@ void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, st
   TSNode parent = ts_node_parent(call.node);
   if (model.in_function() && !ts_node_is_null(parent) && syn.kind(parent) == Kind::kReturnStatement) {
     c.returned_by = model.function().qualname;
+    // `def train_dataloader(self): return DataLoader(...)` (a Lightning hook),
+    // `get_train_loader()`: the function's name says what the loader is for.
+    if (contains_train(model.function().name)) c.training = true;
   }
   TSNode shuffle = argument(call, ctx, "shuffle", 2);
   if (!ts_node_is_null(shuffle) && syn.kind(shuffle) == Kind::kTrue) c.training = true;

@@ -25,7 +25,7 @@ class DataloaderPinMemory final : public Rule {
     if (ctx.model().uses_cuda()) {
       tracker_.report(ctx);
     } else {
-      tracker_.report(ctx, {{ProjectCondition::Kind::kProjectHas, {}, kUsesCudaFact, ""}});
+      tracker_.report(ctx, {{ProjectCondition::Kind::kProgramHas, {}, kUsesCudaFact, ""}});
     }
   }
 

@@ -106,7 +106,7 @@ class NoMixedPrecision final : public Rule {
                                                {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
       // CUDA named in this file, or else anywhere in the program that runs the loop; a
       // program that never names a GPU is CPU-only.
-      if (!cuda) conditions.push_back({K::kProjectHas, {}, kUsesCudaFact, ""});
+      if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
       {
         ctx.report(first, kMessage, std::nullopt, std::move(conditions));
       }
@@ -116,7 +116,7 @@ class NoMixedPrecision final : public Rule {
         std::vector<ProjectCondition> conditions{{K::kReachableOnceHas, helpers, kTrainsStepFact, ""},
                                                  {K::kProjectLacks, {}, kFactAutocast, ""},
                                                  {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
-        if (!cuda) conditions.push_back({K::kProjectHas, {}, kUsesCudaFact, ""});
+        if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
         ctx.report(node, kMessage, std::nullopt, std::move(conditions));
       }
     }

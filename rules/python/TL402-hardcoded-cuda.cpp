@@ -80,6 +80,9 @@ class HardcodedCuda final : public Rule {
       by_design_ = true;
     }
 
+    // `if args.cuda: model.cuda()`, `if device != "cpu": x = x.cuda(device)`: the code
+    // chose to run on the GPU, which is the check this rule asks for.
+    if (under_device_condition(model)) return;
     // The hard-coded uses, each counted once. AMP APIs take a device *type*
     // (`GradScaler(device="cuda")`), not a placement.
     bool amp = call.qualname && (call.qualname->starts_with("torch.amp.") || call.qualname->starts_with("torch.cuda.amp.") ||
@@ -145,6 +148,17 @@ class HardcodedCuda final : public Rule {
 
  private:
   void note(TSNode node, std::string what) { uses_.emplace_back(node, std::move(what)); }
+
+  static bool under_device_condition(const SemanticModel& model) {
+    for (TSNode c : model.enclosing_conditions()) {
+      std::string text(model.text(c));
+      for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      for (std::string_view word : {"cuda", "gpu", "device", "cpu", "available", "accelerator"}) {
+        if (text.find(word) != std::string::npos) return true;
+      }
+    }
+    return false;
+  }
 
   static bool by_design(const CallEvent& call, RuleContext& ctx) {
     const SemanticModel& model = ctx.model();
