@@ -144,12 +144,14 @@ class LintActionFactory : public tooling::FrontendActionFactory {
 };
 
 // compile_commands.json in the file's directory or a parent (also in a `build/` folder
-// beside it, where CMake users put it).
+// beside it, where CMake users put it), up to the repository's root: a database above it
+// belongs to another project (a checkout inside another project's build tree).
 std::optional<fs::path> find_database_dir(const fs::path& file) {
   std::error_code ec;
   for (fs::path dir = file.parent_path(); !dir.empty(); dir = dir.parent_path()) {
     if (fs::is_regular_file(dir / "compile_commands.json", ec)) return dir;
     if (fs::is_regular_file(dir / "build" / "compile_commands.json", ec)) return dir / "build";
+    if (fs::exists(dir / ".git", ec) || fs::exists(dir / ".hg", ec)) break;
     if (dir == dir.parent_path()) break;
   }
   return std::nullopt;
