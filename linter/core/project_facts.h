@@ -30,7 +30,8 @@ inline constexpr const char* kTrainsStepFact = "trains-step";
 // The context of a call made while a model of the caller is in eval mode.
 inline constexpr const char* kEvalModeContext = "eval-mode";
 // The context of a function passed as a value (a callback, a launcher's target) rather
-// than called: it runs as part of the caller's work, when it resolves at all.
+// than called, or of a call whose target is a guess (a method of a model class): it runs
+// as part of the caller's work when it resolves, and is no unknown callee when it does not.
 inline constexpr const char* kReferenceContext = "reference";
 
 struct CallFact {

@@ -1,5 +1,7 @@
 #include "driver.h"
 
+#include <unistd.h>
+
 #include <clang/AST/ASTConsumer.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
@@ -72,6 +74,10 @@ class ErrorCollector : public DiagnosticConsumer {
     llvm::SmallString<256> text;
     info.FormatDiagnostic(text);
     first_error = std::string(text.str());
+    // "'opencv2/opencv.hpp' file not found": a header of another library or of the
+    // project that the include path lacks.
+    llvm::StringRef t = text.str();
+    if (t.startswith("'") && t.endswith("' file not found")) missing_header = t.drop_front().drop_back(16).str();
     if (info.hasSourceManager() && info.getLocation().isValid()) {
       const SourceManager& sm = info.getSourceManager();
       SourceLocation loc = sm.getExpansionLoc(info.getLocation());
@@ -85,6 +91,7 @@ class ErrorCollector : public DiagnosticConsumer {
     }
   }
   std::string first_error;
+  std::string missing_header;  // set when the first error is an #include not found
   std::string where;  // the header the error is in, if not the main file
   unsigned offset = 0;
 };
@@ -252,6 +259,17 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     std::vector<std::string> args = {"-std=c++17", "-xc++"};
     auto torch = torch_include_args(found);
     args.insert(args.end(), torch.begin(), torch.end());
+    // Where a project's own headers usually are: beside the file, and in the `include/`
+    // folders of a CMake target's layout (`src/main.cpp` with `include/model.h`).
+    std::set<std::string> project_includes;
+    for (const auto& f : without_db) {
+      fs::path dir = fs::absolute(f, ec).lexically_normal().parent_path();
+      for (const fs::path& candidate : {dir, dir / "include", dir.parent_path() / "include"}) {
+        if (fs::is_directory(candidate, ec) && project_includes.insert(candidate.string()).second) {
+          args.push_back("-I" + candidate.string());
+        }
+      }
+    }
     fallback = std::make_unique<tooling::FixedCompilationDatabase>(".", args);
     std::string flags;
     for (const auto& a : args) flags += " " + a;
@@ -271,6 +289,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     std::string error_where;
     unsigned error_offset = 0;
     bool failed = false;
+    std::string missing_header;
+    std::vector<std::string> standins;  // headers not found, replaced by empty ones
   };
   std::vector<Slot> slots(jobs.size());
   std::atomic<size_t> next{0};
@@ -297,7 +317,11 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     std::string dir = options.pch_dir.empty() ? default_pch_dir() : options.pch_dir;
     if (!dir.empty()) pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string());
   }
-  auto run_once = [&](const FileJob& job, const std::string& pch, Slot& slot) {
+  // Headers the include path lacks are replaced by empty ones in a folder of the job's,
+  // searched last, so that Clang parses the rest of the file; what needs their
+  // declarations does not match, and stays silent.
+  auto run_once = [&](const FileJob& job, const std::string& pch, Slot& slot, const std::vector<std::string>& standins,
+                      const fs::path& standin_dir) {
     tooling::ClangTool tool(*job.db, {job.absolute});
     tool.setPrintErrorMessage(false);
     ErrorCollector diags;
@@ -306,11 +330,23 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     if (!pch.empty()) {
       tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster({"-include-pch", pch}, tooling::ArgumentInsertPosition::END));
     }
+    if (!standins.empty()) {
+      std::error_code write_ec;
+      for (const auto& header : standins) {
+        fs::path file = standin_dir / header;
+        fs::create_directories(file.parent_path(), write_ec);
+        std::ofstream(file) << "// torchlint: stand-in for a header not found\n";
+      }
+      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
+          {"-idirafter", standin_dir.string(), "-ferror-limit=0"}, tooling::ArgumentInsertPosition::END));
+    }
     slot = Slot{};
+    slot.standins = standins;
     LintActionFactory factory(options.enabled, slot.findings);
     int rc = tool.run(&factory);
     if (rc != 0 || diags.getNumErrors() > 0) {
       slot.failed = true;
+      slot.missing_header = diags.missing_header;
       slot.error = diags.first_error.empty() ? "clang could not run the compile command" : diags.first_error;
       slot.error_where = diags.where;
       slot.error_offset = diags.offset;
@@ -342,8 +378,18 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
           }
         }
       }
+      std::error_code job_ec;
+      std::vector<std::string> standins;
+      const fs::path standin_dir = fs::temp_directory_path(job_ec) /
+                                   ("torchlint-standins-" + std::to_string(::getpid()) + "-" + std::to_string(i));
       for (int attempt = 0;; ++attempt) {
-        run_once(job, pch, slots[i]);
+        run_once(job, pch, slots[i], standins, standin_dir);
+        const std::string& missing = slots[i].missing_header;
+        if (slots[i].failed && !missing.empty() && standins.size() < 16 &&
+            std::find(standins.begin(), standins.end(), missing) == standins.end()) {
+          standins.push_back(missing);  // again, with an empty stand-in for it
+          continue;
+        }
         if (!slots[i].failed || pch.empty()) break;
         // Clang rejected the PCH (stale, corrupted): drop it and rebuild it once; an error
         // outside the main file may come from the PCH too: run without it. Findings are
@@ -353,6 +399,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
         if (rejected) pch_cache->invalidate(pch);
         pch = rejected && attempt == 0 ? pch_cache->get(command, job.absolute, includes) : "";
       }
+      if (!standins.empty()) fs::remove_all(standin_dir, job_ec);
     }
   };
   unsigned n = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
@@ -393,7 +440,16 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
       d.statement_first_line = d.statement_last_line = d.start.line;
       diagnostics.push_back(std::move(d));
     };
-    if (slot.failed && options.enabled.contains(kParseErrorCode)) {
+    if (!slot.standins.empty()) {
+      // Not the file's fault: the environment lacks headers. A note, not a finding.
+      std::string names;
+      for (const auto& h : slot.standins) names += (names.empty() ? "'" : ", '") + h + "'";
+      result.notes.push_back(job.path + ": header" + (slot.standins.size() > 1 ? "s " : " ") + names +
+                             " not found; analysed without " + (slot.standins.size() > 1 ? "them" : "it") +
+                             " (findings that need " + (slot.standins.size() > 1 ? "their" : "its") +
+                             " declarations are not reported). Give the include path with -p BUILD_DIR "
+                             "(compile_commands.json), --extra-arg=-IDIR, or [tool.torchlint.cpp] extra-args");
+    } else if (slot.failed && options.enabled.contains(kParseErrorCode)) {
       std::string where = slot.error_where.empty() ? "" : " (in " + slot.error_where + ")";
       make(kParseErrorCode, slot.error_offset, slot.error_offset,
            "clang could not compile this file, C++ findings may be partial: " + slot.error + where);

@@ -889,6 +889,11 @@ void Checker::on_call(TSNode node) {
     }
   } else if (receiver.kind == ValueKind::kInstance && !event.method.empty()) {
     record_call_edge(receiver.type + "." + std::string(event.method));
+  } else if (receiver.kind == ValueKind::kModel && !event.method.empty() && !receiver.type.empty()) {
+    // `model.train_net()` on a model class of the project: its own method. nn.Module's
+    // (`train`, `to`, ...) are no project function, and such a guess that does not
+    // resolve is not an unknown callee either.
+    record_call_edge(receiver.type + "." + std::string(event.method), /*reference=*/true);
   }
   if (!call_args_.empty()) record_callback_edges();
   // `trainer.fit(model)` (Lightning), `trainer.train()` (HF): the framework runs the
@@ -1040,11 +1045,22 @@ void Checker::on_assignment(TSNode node) {
       if (auto q = model_.resolve_qualified_name(right)) alias_of = *q;
     }
   }
+  // `encoder = EncoderCNN(size).eval()`: the name holds a model in eval mode.
+  bool eval_on_creation = false;
+  if (!ts_node_is_null(right) && syn.kind(right) == Kind::kCall) {
+    TSNode callee = field(right, f.function);
+    if (syn.kind(callee) == Kind::kAttribute && model_.text(field(callee, f.attribute)) == "eval") eval_on_creation = true;
+  }
   for (size_t i = 0; i < target_count; ++i) {
     TSNode t = targets[i];
     if (ts_node_is_null(t)) continue;
     dispatch_assign({node, t, right, "="});
     bind_target(t, value, alias_of, BindingKind::kAssign);
+    if (eval_on_creation) {
+      auto& modes = model_.function().eval_mode;
+      std::string_view name = model_.text(t);
+      if (std::find(modes.begin(), modes.end(), name) == modes.end()) modes.emplace_back(name);
+    }
   }
 }
 

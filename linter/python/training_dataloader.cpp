@@ -13,6 +13,13 @@ bool contains_train(std::string_view name) {
   return lower.find("train") != std::string::npos;
 }
 
+bool names_evaluation(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("val") != std::string::npos || lower.find("test") != std::string::npos ||
+         lower.find("eval") != std::string::npos;
+}
+
 // `enumerate(loader)`, `tqdm(loader, ...)`, `iter(loader)`: the loader being iterated.
 TSNode iterated_name(TSNode iter, const SemanticModel& model) {
   const Syntax& syn = Syntax::get();
@@ -58,7 +65,9 @@ void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, st
     if (contains_train(model.function().name)) c.training = true;
   }
   TSNode shuffle = argument(call, ctx, "shuffle", 2);
-  if (!ts_node_is_null(shuffle) && syn.kind(shuffle) == Kind::kTrue) c.training = true;
+  // A shuffled loader is for training, unless its name says otherwise (`valid_loader`
+  // shuffled to sample a few batches for display).
+  if (!ts_node_is_null(shuffle) && syn.kind(shuffle) == Kind::kTrue && !names_evaluation(c.name)) c.training = true;
   if (contains_train(c.name)) c.training = true;
   candidates_.push_back(std::move(c));
 }

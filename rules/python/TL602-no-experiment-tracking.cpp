@@ -103,6 +103,8 @@ class NoExperimentTracking final : public Rule {
     if (call.qualname) {
       const std::string& q = *call.qualname;
       if (is_tracking_package(q) || q == "csv.writer" || q == "csv.DictWriter" || q == "json.dump") return true;
+      // TensorFlow's summary writer (TensorBoard from a TF install).
+      if (q.starts_with("tensorflow.summary.") || q.starts_with("tf.summary.")) return true;
       if (is_logging_trainer(q)) {
         TSNode logger = call.keyword("logger", model.source());
         return ts_node_is_null(logger) || Syntax::get().kind(logger) != Kind::kFalse;
@@ -117,6 +119,11 @@ class NoExperimentTracking final : public Rule {
         "to_csv", "log_dict",
     };
     if (methods.contains(call.method)) return true;
+    // `f.write(json.dumps(log_stats) + "\n")`: a JSON-lines metrics log.
+    if (call.method == "write" && call.arg_count > 0 &&
+        ctx.text(call.arguments).find("json.dumps(") != std::string_view::npos) {
+      return true;
+    }
     if (call.method == "log" && !ts_node_is_null(call.receiver)) {
       std::string_view receiver = ctx.text(call.receiver);
       // `self.log(...)` in a LightningModule, `accelerator.log(...)`, `fabric.log(...)`.
