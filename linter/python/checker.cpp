@@ -559,6 +559,11 @@ void Checker::on_function_enter(TSNode node) {
       auto q = model_.resolve_qualified_name(callee);
       if (!q) continue;
       if (*q == api::kNoGrad || *q == api::kInferenceMode) fn->grad_disabled_decorator = true;
+      // A project's own wrapper of them (`@smart_inference_mode()`, `@torch_no_grad`).
+      std::string_view last = std::string_view(*q).substr(q->rfind('.') + 1);
+      if (last.find("inference_mode") != std::string_view::npos || last.find("no_grad") != std::string_view::npos) {
+        fn->grad_disabled_decorator = true;
+      }
       if (*q == api::kSetGradEnabled && syn.kind(expr) == Kind::kCall) {
         TSNode args = field(expr, f.arguments);
         if (!ts_node_is_null(args) && is_false_literal(ts_node_named_child(args, 0))) fn->grad_disabled_decorator = true;

@@ -394,7 +394,7 @@ bool is_literal_constant(TSNode node) {
 }
 
 // What a key says its value is.
-void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict) {
+void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict, std::string_view source) {
   Tokens tokens(key);
   std::string k = lower(key);
   bool constant = !ts_node_is_null(value) && is_literal_constant(value);
@@ -409,8 +409,16 @@ void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict
   bool counter = k.find("epoch") != std::string::npos || k.find("step") != std::string::npos ||
                  k.find("iter") != std::string::npos ||
                  has_token(tokens, {"it", "itr", "update", "updates", "nimg", "kimg", "tick", "batches"});
-  if (optimizer) dict.optimizer_state = true;
-  if (scheduler) dict.scheduler_state = true;
+  // `"optimizer": None` names the state without saving it; `"opt": vars(opt)` is the
+  // command line's options, not an optimizer.
+  bool none = !ts_node_is_null(value) && Syntax::get().kind(value) == Kind::kNone;
+  if (!ts_node_is_null(value) && Syntax::get().kind(value) == Kind::kCall) {
+    const Syntax& syn = Syntax::get();
+    TSNode callee = field(value, syn.fields().function);
+    if (syn.kind(callee) == Kind::kIdentifier && (node_text(callee, source) == "vars" || node_text(callee, source) == "asdict")) none = true;
+  }
+  if (optimizer && !none) dict.optimizer_state = true;
+  if (scheduler && !none) dict.scheduler_state = true;
   if (counter) dict.counter = true;
   if (optimizer || scheduler || counter ||
       has_token(tokens, {"scaler", "loss", "losses", "best", "lr", "rng", "amp", "ema", "history", "metric",
@@ -485,7 +493,7 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
     } else if (is_type(n, "pair")) {
       TSNode key = field(n, f.key);
       std::string_view text;
-      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, f.value), false, dict);
+      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, f.value), false, dict, model.source());
     } else if (k == Kind::kString) {
       continue;
     }
@@ -504,7 +512,7 @@ void read_entries(TSNode dict_node, const SemanticModel& model, CheckpointDict& 
         dict.readable = false;
         continue;
       }
-      read_key(text, value, true, dict);
+      read_key(text, value, true, dict, model.source());
       if (!ts_node_is_null(value)) read_value(value, model, dict);
     } else if (is_type(c, "dictionary_splat")) {
       dict.readable = false;  // `**extra`: keys torchlint cannot see
@@ -523,7 +531,7 @@ bool read_dict_call_arguments(TSNode args, const SemanticModel& model, Checkpoin
     if (k == Kind::kComment) continue;
     if (k == Kind::kKeywordArgument) {
       TSNode value = field(a, f.value);
-      read_key(model.text(field(a, f.name)), value, true, dict);
+      read_key(model.text(field(a, f.name)), value, true, dict, model.source());
       if (!ts_node_is_null(value)) read_value(value, model, dict);
     } else if (is_type(a, "dictionary")) {
       read_entries(a, model, dict);
@@ -673,7 +681,7 @@ void TrainingCheckpointTracker::on_assign(const AssignEvent& event, RuleContext&
       d->dict.readable = false;
       return;
     }
-    read_key(text, event.value, true, d->dict);
+    read_key(text, event.value, true, d->dict, model.source());
     if (!ts_node_is_null(event.value)) read_value(event.value, model, d->dict);
   }
 }

@@ -39,6 +39,14 @@ bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
   return false;
 }
 
+bool names_other_runtime(std::string_view name) {
+  std::string n = lower(name);
+  for (std::string_view word : {"keras", "tf_", "tflite", "onnx", "trt", "tensorrt", "session", "openvino", "coreml"}) {
+    if (n.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 struct Candidate {
   TSNode call{};
   std::string model;
@@ -65,6 +73,9 @@ class EvalWithoutNoGrad final : public Rule {
     if (!evaluating && (fn.is_module_level || sets_train_.contains(fn.qualname))) return;
     std::string callee(call.forward_pass_target(model));
     if (callee.empty()) return;
+    // Judged by its callers, a name must stand for a torch module: other runtimes' models
+    // (`keras_model`, an ONNX or TensorRT session) have no autograd to switch off.
+    if (!evaluating && names_other_runtime(callee)) return;
     auto& list = pending_[fn.qualname];
     if (std::none_of(list.begin(), list.end(), [&](const Candidate& c) { return c.model == callee; })) {
       list.push_back({call.node, callee, !evaluating});
