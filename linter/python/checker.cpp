@@ -959,6 +959,9 @@ void Checker::on_call(TSNode node) {
       if (!fn.first_training_byte) fn.first_training_byte = ts_node_start_byte(node);
       add_fact(fn, "trains");
       if (model_.loops_.size() == fn.loop_base) add_fact(fn, kTrainsStepFact);
+      // Training with the model in eval mode on purpose (frozen batch-norm statistics, a
+      // linear probe): the eval() is the training code's own choice.
+      if (!fn.eval_mode.empty()) add_fact(fn, "trains-in-eval-mode");
       for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].steps_optimizer = true;
     }
   }

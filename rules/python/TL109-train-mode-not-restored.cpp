@@ -292,6 +292,7 @@ class TrainModeNotRestored final : public Rule {
       if (!eval) conditions.push_back({K::kReachableHas, trainers, "sets-eval-mode", ""});
       conditions.push_back({K::kReachableHas, trainers, "trains", ""});
       conditions.push_back({K::kReachableLacks, all_helpers, "sets-train-mode", "train"});
+      conditions.push_back({K::kReachableLacks, trainers, "trains-in-eval-mode", ""});
       std::string names;
       for (const auto& t : trainers) names += (names.empty() ? "`" : ", `") + std::string(last_name(t)) + "`";
       std::string by = eval ? "`" + eval->receiver + ".eval()`" : "a function it calls (" + names + ")";

@@ -56,8 +56,9 @@ class EmptyCacheInLoop final : public Rule {
     });
     for (const auto& c : mine) {
       std::vector<ProjectCondition> conditions;
-      // The loop calls the training step in a helper (`train_step(batch)`).
-      if (!c.training && !fn.steps_optimizer && !fn.calls_backward) {
+      // The loop calls the training step in a helper (`train_step(batch)`). A backward pass
+      // with no optimizer step is a benchmark or a gradient probe, not training.
+      if (!c.training && !fn.steps_optimizer) {
         if (c.helpers.empty()) continue;
         conditions.push_back({ProjectCondition::Kind::kReachableHas, c.helpers, "trains", ""});
       }
