@@ -1046,6 +1046,11 @@ void Checker::on_assignment(TSNode node) {
     right = field(right, f.right);
   }
   ValueInfo value = ts_node_is_null(right) ? ValueInfo{} : model_.infer_value(right);
+  // `self.device = "cuda" if torch.cuda.is_available() else "cpu"`: the program names a GPU.
+  if (value.kind == ValueKind::kDevice && value.cuda) {
+    model_.uses_cuda_ = true;
+    add_fact(model_.function(), kUsesCudaFact);
+  }
   std::string alias_of;
   if (!ts_node_is_null(right)) {
     Kind rk = syn.kind(right);

@@ -59,6 +59,19 @@ class LoadStateDictWithoutMode final : public Rule {
     if (event.op != "=" || ts_node_is_null(event.value)) return;
     const SemanticModel& model = ctx.model();
     TSNode value = event.value;
+    // `encoder = EncoderCNN(size).eval()`: the mode is chosen on creation and survives
+    // a later load_state_dict.
+    if (Syntax::get().kind(value) == Kind::kCall) {
+      TSNode callee = field(value, Syntax::get().fields().function);
+      if (Syntax::get().kind(callee) == Kind::kAttribute) {
+        std::string_view method = model.text(field(callee, Syntax::get().fields().attribute));
+        std::string target = receiver_root(event.target, model);
+        if ((method == "eval" || method == "train") && !target.empty()) {
+          modes_[model.function().qualname].insert(target);
+          any_modes_.insert(target);
+        }
+      }
+    }
     if (Syntax::get().kind(value) == Kind::kConditionalExpression) value = ts_node_named_child(value, 0);
     std::string source = receiver_root(value, model);
     if (source.empty() || !callers_model(source, ctx)) return;

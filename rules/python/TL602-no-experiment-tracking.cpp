@@ -119,8 +119,9 @@ class NoExperimentTracking final : public Rule {
         "to_csv", "log_dict",
     };
     if (methods.contains(call.method)) return true;
-    // `f.write(json.dumps(log_stats) + "\n")`: a JSON-lines metrics log.
-    if (call.method == "write" && call.arg_count > 0 &&
+    // `f.write(json.dumps(log_stats) + "\n")` every epoch: a JSON-lines metrics log (once,
+    // outside a loop, it is the run's configuration).
+    if (call.method == "write" && call.arg_count > 0 && ctx.model().loop_depth() > 0 &&
         ctx.text(call.arguments).find("json.dumps(") != std::string_view::npos) {
       return true;
     }
