@@ -56,6 +56,9 @@ struct ProjectCondition {
   // no entry point reaches is judged over the whole project (kProjectLacks: the cautious
   // answer) or its own file (kProgramHas).
   std::string scope;
+  // kProjectLacks: the condition also holds when the program has this fact ("the program
+  // builds only MLP layers, unless it also builds convolutions").
+  std::string unless;
 };
 
 struct Diagnostic {

@@ -257,15 +257,18 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
     case ProjectCondition::Kind::kProgramHas: {
       // Over the programs that run the finding's function.
       auto entries = c.scope.empty() ? std::vector<uint32_t>{} : programs_of(c.scope);
-      bool any;
-      if (!entries.empty()) {
-        any = std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, c.fact); });
-      } else if (c.kind == ProjectCondition::Kind::kProjectLacks || c.scope.empty()) {
-        any = std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, c.fact); });
-      } else {
-        any = file_has(c.scope, c.fact);
-      }
-      return c.kind == ProjectCondition::Kind::kProgramHas ? any : !any;
+      auto has = [&](const std::string& fact) {
+        if (!entries.empty()) {
+          return std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, fact); });
+        }
+        if (c.kind == ProjectCondition::Kind::kProjectLacks || c.scope.empty()) {
+          return std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, fact); });
+        }
+        return file_has(c.scope, fact);
+      };
+      bool any = has(c.fact);
+      if (c.kind == ProjectCondition::Kind::kProgramHas) return any;
+      return !any || (!c.unless.empty() && has(c.unless));
     }
     case ProjectCondition::Kind::kSomeCallIn: {
       if (c.roots.empty()) return false;

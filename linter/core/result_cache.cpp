@@ -148,6 +148,7 @@ std::string serialize_file_result(const FileResult& result) {
       w.str(c.fact);
       w.str(c.unknown_callee_hint);
       w.str(c.scope);
+      w.str(c.unless);
     }
   }
   w.u32(static_cast<uint32_t>(result.suppressions.size()));
@@ -217,6 +218,7 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
       c.fact = r.str();
       c.unknown_callee_hint = r.str();
       c.scope = r.str();
+      c.unless = r.str();
       d.conditions.push_back(std::move(c));
     }
     result.diagnostics.push_back(std::move(d));

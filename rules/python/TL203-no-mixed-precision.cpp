@@ -2,6 +2,7 @@
 // or reduced-precision weights.
 #include <algorithm>
 
+#include "core/name_table.h"
 #include "python/device_util.h"
 #include "python/rule.h"
 
@@ -11,6 +12,24 @@ namespace {
 
 constexpr const char* kFactAutocast = "uses-autocast";
 constexpr const char* kFactReducedPrecision = "uses-reduced-precision";
+// The program builds layers whose matrix products and convolutions tensor cores speed up:
+// a tiny MLP on MNIST is bound by kernel launches, and mixed precision buys it nothing.
+constexpr const char* kFactHeavyLayers = "builds-tensor-core-layers";
+constexpr const char* kFactMlpLayers = "builds-linear-layers";
+
+bool builds_tensor_core_layers(std::string_view q) {
+  static const NameSet layers = {
+      "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d",
+      "torch.nn.ConvTranspose3d", "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.Embedding",
+      "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
+      "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",
+      "torch.nn.functional.conv2d", "torch.nn.functional.scaled_dot_product_attention", "torch.hub.load",
+      "timm.create_model",
+  };
+  if (layers.contains(q)) return true;
+  return q.starts_with("torchvision.models.") || q.starts_with("transformers.") || q.starts_with("timm.");
+}
+
 constexpr const char* kMessage =
     "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed precision usually "
     "trains much faster on tensor-core GPUs and halves activation memory; run the forward pass and loss under "
@@ -52,6 +71,28 @@ class NoMixedPrecision final : public Rule {
     const SemanticModel& model = ctx.model();
     std::string_view src = model.source();
     if (device_util::cuda_when_available(call, model)) cuda_ = true;
+    if (call.qualname && builds_tensor_core_layers(*call.qualname)) ctx.add_fact(kFactHeavyLayers);
+    if (call.qualname == "torch.nn.Linear") ctx.add_fact(kFactMlpLayers);
+    // A model chosen by name at run time (`models.__dict__[args.arch]()`,
+    // `getattr(models, name)()`) may be anything: assume it is worth mixed precision.
+    Kind callee_kind = Syntax::get().kind(call.callee);
+    if (callee_kind == Kind::kSubscript ||
+        (callee_kind == Kind::kCall && model.text(call.callee).starts_with("getattr("))) {
+      ctx.add_fact(kFactHeavyLayers);
+    }
+    // A model class handed to a builder (`MoCo(models.__dict__[args.arch])`,
+    // `Wrapper(torchvision.models.resnet50)`).
+    for (size_t i = 0; i < call.arg_count; ++i) {
+      TSNode v = call.args[i].value;
+      if (ts_node_is_null(v)) continue;
+      Kind k = Syntax::get().kind(v);
+      if (k == Kind::kSubscript && model.text(v).find("models.__dict__[") != std::string_view::npos) {
+        ctx.add_fact(kFactHeavyLayers);
+      } else if (k == Kind::kAttribute) {
+        auto q = model.resolve_qualified_name(v);
+        if (q && builds_tensor_core_layers(*q)) ctx.add_fact(kFactHeavyLayers);
+      }
+    }
     if (call.qualname && is_autocast(*call.qualname)) {
       ctx.add_fact(kFactAutocast);
       return;
@@ -107,6 +148,7 @@ class NoMixedPrecision final : public Rule {
       // CUDA named in this file, or else anywhere in the program that runs the loop; a
       // program that never names a GPU is CPU-only.
       if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
+      conditions.push_back(mlp_only_exception());
       {
         ctx.report(first, kMessage, std::nullopt, std::move(conditions));
       }
@@ -117,6 +159,7 @@ class NoMixedPrecision final : public Rule {
                                                  {K::kProjectLacks, {}, kFactAutocast, ""},
                                                  {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
         if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
+        conditions.push_back(mlp_only_exception());
         ctx.report(node, kMessage, std::nullopt, std::move(conditions));
       }
     }
@@ -126,6 +169,14 @@ class NoMixedPrecision final : public Rule {
   }
 
  private:
+  // Silent for a program known to build only MLP layers (nn.Linear and no layer tensor
+  // cores speed up); a model built where torchlint cannot see keeps the finding.
+  static ProjectCondition mlp_only_exception() {
+    ProjectCondition c{ProjectCondition::Kind::kProjectLacks, {}, kFactMlpLayers, ""};
+    c.unless = kFactHeavyLayers;
+    return c;
+  }
+
   std::vector<TSNode> loops_;
   std::vector<std::pair<TSNode, std::vector<std::string>>> helper_loops_;  // loops whose step is in a helper
   bool cuda_ = false;          // the file runs on CUDA when it is available
