@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iterator>
+#include <unordered_map>
 #include <set>
 
 #include "glob.h"
@@ -158,6 +161,81 @@ ProjectRoot find_project_root(const fs::path& start) {
   return {dir, false};
 }
 
+namespace {
+
+// The modules a Python file imports, as written (`a.b` for `import a.b as c` and for
+// `from a.b import c`, plus `a.b.c` since `c` may be a module); relative imports are
+// resolved against `module`. A line scan, not a parse: good enough to find which project
+// files can matter to which, and a miss only costs context.
+std::vector<std::string> imported_modules(std::string_view text, std::string_view module) {
+  std::vector<std::string> out;
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '(')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == ')' || v.back() == '\\')) {
+      v.remove_suffix(1);
+    }
+    return v;
+  };
+  auto name_of = [&](std::string_view item) {  // "a.b as c" -> "a.b"
+    item = trim(item);
+    size_t as = item.find(" as ");
+    if (as != std::string_view::npos) item = trim(item.substr(0, as));
+    return item;
+  };
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    if (line.starts_with("import ")) {
+      std::string_view rest = line.substr(7);
+      size_t hash = rest.find('#');
+      if (hash != std::string_view::npos) rest = rest.substr(0, hash);
+      for (size_t start = 0; start <= rest.size();) {
+        size_t comma = rest.find(',', start);
+        if (comma == std::string_view::npos) comma = rest.size();
+        std::string_view n = name_of(rest.substr(start, comma - start));
+        if (!n.empty()) out.emplace_back(n);
+        start = comma + 1;
+      }
+    } else if (line.starts_with("from ")) {
+      size_t imp = line.find(" import ");
+      if (imp == std::string_view::npos) continue;
+      std::string_view from = trim(line.substr(5, imp - 5));
+      std::string base;
+      if (from.starts_with('.')) {
+        size_t dots = from.find_first_not_of('.');
+        if (dots == std::string_view::npos) dots = from.size();
+        std::string_view pkg = module;
+        for (size_t i = 0; i < dots; ++i) {
+          size_t d = pkg.rfind('.');
+          pkg = d == std::string_view::npos ? std::string_view() : pkg.substr(0, d);
+        }
+        base = std::string(pkg);
+        std::string_view rest = from.substr(dots);
+        if (!rest.empty()) base += (base.empty() ? "" : ".") + std::string(rest);
+      } else {
+        base = std::string(from);
+      }
+      if (!base.empty()) out.push_back(base);
+      std::string_view names = line.substr(imp + 8);
+      size_t hash = names.find('#');
+      if (hash != std::string_view::npos) names = names.substr(0, hash);
+      for (size_t start = 0; start <= names.size();) {
+        size_t comma = names.find(',', start);
+        if (comma == std::string_view::npos) comma = names.size();
+        std::string_view n = name_of(names.substr(start, comma - start));
+        if (!n.empty() && n != "*") out.push_back(base.empty() ? std::string(n) : base + "." + std::string(n));
+        start = comma + 1;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredFile>& files,
                                                    const DiscoveryOptions& options, size_t limit, bool& truncated) {
   truncated = false;
@@ -167,11 +245,79 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
     truncated = true;
     return {};
   }
+  // Which project files import which: module names and their dotted suffixes
+  // ("src.pkg.utils" is also "pkg.utils" and "utils", as scripts import their neighbours).
+  std::vector<std::string> modules(all.size());
+  std::unordered_map<std::string, std::vector<uint32_t>> by_name;
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    modules[i] = module_name_for(all[i].relative);
+    std::string_view m = modules[i];
+    by_name[std::string(m)].push_back(i);
+    for (size_t dot = m.find('.'); dot != std::string_view::npos; dot = m.find('.', dot + 1)) {
+      by_name[std::string(m.substr(dot + 1))].push_back(i);
+    }
+  }
+  std::vector<std::vector<uint32_t>> imports(all.size()), importers(all.size());
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    std::ifstream in(all[i].path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const auto& name : imported_modules(text, modules[i])) {
+      // `a.b.c` may name module a.b.c or an attribute of module a.b.
+      std::string_view n = name;
+      for (int guard = 0; !n.empty() && guard < 64; ++guard) {
+        auto it = by_name.find(std::string(n));
+        if (it != by_name.end()) {
+          for (uint32_t j : it->second) {
+            if (j != i) imports[i].push_back(j);
+          }
+          break;
+        }
+        size_t dot = n.rfind('.');
+        if (dot == std::string_view::npos) break;
+        n = n.substr(0, dot);
+      }
+    }
+    for (uint32_t j : imports[i]) importers[j].push_back(i);
+  }
+  // The context of the files asked for: the files that import them (their callers and
+  // entry scripts, transitively), and everything those and the files themselves import.
   std::set<std::string> given;
   for (const auto& f : files) given.insert(f.relative);
+  std::vector<char> in_set(all.size(), 0);
+  std::vector<uint32_t> stack;
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    if (given.contains(all[i].relative)) {
+      in_set[i] = 1;
+      stack.push_back(i);
+    }
+  }
+  std::vector<uint32_t> seeds = stack;
+  while (!stack.empty()) {
+    uint32_t i = stack.back();
+    stack.pop_back();
+    for (uint32_t j : importers[i]) {
+      if (!in_set[j]) {
+        in_set[j] = 1;
+        stack.push_back(j);
+        seeds.push_back(j);
+      }
+    }
+  }
+  stack = seeds;
+  while (!stack.empty()) {
+    uint32_t i = stack.back();
+    stack.pop_back();
+    for (uint32_t j : imports[i]) {
+      if (!in_set[j]) {
+        in_set[j] = 1;
+        stack.push_back(j);
+      }
+    }
+  }
   std::vector<DiscoveredFile> context;
-  for (auto& f : all) {
-    if (given.contains(f.relative)) continue;
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    if (!in_set[i] || given.contains(all[i].relative)) continue;
+    DiscoveredFile f = std::move(all[i]);
     f.context_only = true;
     f.explicitly_given = false;
     context.push_back(std::move(f));

@@ -41,9 +41,10 @@ struct ProjectRoot {
 };
 ProjectRoot find_project_root(const std::filesystem::path& start);
 
-// The project's other files with `options.extensions` (the walk of `discover_files` over
-// `root`), marked context_only, that `files` does not already hold. `limit` bounds the
-// walk: a root with more files than that gives no context (and `truncated` says so).
+// The project's other files that matter to `files` (the walk of `discover_files` over the
+// root), marked context_only: those that import them, transitively (callers, entry
+// scripts), and everything these and `files` import. `limit` bounds the walk: a root with
+// more files than that gives no context (and `truncated` says so).
 std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredFile>& files,
                                                    const DiscoveryOptions& options, size_t limit, bool& truncated);
 

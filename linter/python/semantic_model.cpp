@@ -37,7 +37,9 @@ SemanticModel::SemanticModel(std::string_view source, std::string module_name)
   package_ = dot == std::string::npos ? std::string() : module_.substr(0, dot);
   std::string_view last = dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
   pytest_file_ = last.starts_with("test_") || last.ends_with("_test") || last == "conftest" ||
-                 ("." + module_ + ".").find(".tests.") != std::string::npos;
+                 ("." + module_ + ".").find(".tests.") != std::string::npos ||
+                 ("." + module_ + ".").find(".test_utils.") != std::string::npos ||
+                 ("." + module_ + ".").find(".testing.") != std::string::npos;
   Scope module_scope;
   module_scope.kind = ScopeKind::kModule;
   module_scope.qualname = module_;
