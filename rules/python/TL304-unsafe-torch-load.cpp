@@ -28,9 +28,6 @@ class UnsafeTorchLoad final : public Rule {
   static constexpr std::string_view kTriggers[] = {"load"};
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
-    // Test code builds these on purpose (loading what the test wrote, wrapping to test
-    // unwrapping, GPU tests gated by markers).
-    if (ctx.model().is_pytest_file()) return;
     if (call.qualname != api::kTorchLoad) return;
     TSNode weights_only = call.keyword("weights_only", ctx.model().source());
     if (!ts_node_is_null(weights_only)) {
