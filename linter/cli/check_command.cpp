@@ -11,6 +11,7 @@
 #include "cpp_frontend.h"
 #include "core/result_cache.h"
 #include "python/analyzer.h"
+#include "python/api_tables.h"
 
 namespace torchlint::cli {
 
@@ -173,6 +174,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     // The rest of the project, read for its facts only (cached like any file).
     DiscoveryOptions context = discovery;
     context.extensions = python.extensions();
+    context.external_package = [](std::string_view top) { return python::api::is_external_package(top); };
     bool truncated = false;
     auto more = discover_context_files(files, context, kMaxContextFiles, truncated);
     run.context_files = more.size();

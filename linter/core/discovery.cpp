@@ -262,6 +262,8 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
     std::ifstream in(all[i].path, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (const auto& name : imported_modules(text, modules[i])) {
+      std::string_view top = std::string_view(name).substr(0, name.find('.'));
+      if (options.external_package && options.external_package(top)) continue;
       // `a.b.c` may name module a.b.c or an attribute of module a.b.
       std::string_view n = name;
       for (int guard = 0; !n.empty() && guard < 64; ++guard) {

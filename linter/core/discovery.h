@@ -1,6 +1,8 @@
 #pragma once
 // Turns the paths a user passed into the files to lint, in a stable order.
 #include <filesystem>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct DiscoveryOptions {
   std::filesystem::path project_root;
   std::vector<std::string> extensions;  // ".py", ".ipynb", ...
   std::vector<std::string> exclude;     // user patterns, relative to project_root
+  // For context: top-level names of installed libraries (`torch`, `numpy`), whose imports
+  // never mean a project file, even where the project holds a copy of one.
+  std::function<bool(std::string_view)> external_package;
 };
 
 // Directories are walked recursively without following directory symlinks (so symlink

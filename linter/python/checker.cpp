@@ -965,6 +965,26 @@ void Checker::on_call(TSNode node) {
       for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].steps_optimizer = true;
     }
   }
+  // `parser.add_argument("--device", default="cuda")`: the option's value names a GPU.
+  if (event.method == "add_argument") {
+    TSNode fallback = event.keyword("default", model_.source());
+    if (!ts_node_is_null(fallback) && model_.infer_value(fallback).cuda) {
+      std::string_view flag, v;
+      for (size_t i = 0; i < event.positional_count(); ++i) {
+        if (string_literal_value(event.positional(i), model_.source(), v) && (flag.empty() || v.starts_with("--"))) flag = v;
+      }
+      TSNode dest = event.keyword("dest", model_.source());
+      std::string name;
+      if (!ts_node_is_null(dest) && string_literal_value(dest, model_.source(), v)) {
+        name = std::string(v);
+      } else {
+        while (flag.starts_with('-')) flag.remove_prefix(1);
+        name = std::string(flag);
+        std::replace(name.begin(), name.end(), '-', '_');
+      }
+      if (!name.empty()) model_.cuda_options_.push_back(std::move(name));
+    }
+  }
   // Where the program names a GPU, in any form: the file knows it (GPU-only advice in this
   // file), and the function records it (the same advice elsewhere in its program).
   bool cuda = false;

@@ -194,6 +194,12 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
             auto it = cls->attributes.find(std::string(text(field(expr, f.attribute))));
             if (it != cls->attributes.end()) return it->second.value;
           }
+        } else if (syn.kind(object) == Kind::kIdentifier && !cuda_options_.empty()) {
+          // `args.device` whose argparse default is "cuda".
+          std::string_view attr = text(field(expr, f.attribute));
+          if (std::find(cuda_options_.begin(), cuda_options_.end(), attr) != cuda_options_.end()) {
+            return ValueInfo{ValueKind::kDevice, "str", true};
+          }
         }
         return {};
       }

@@ -242,6 +242,9 @@ class SemanticModel {
   TSNode main_guard_node_{};
   bool pytest_file_ = false;
   bool uses_cuda_ = false;
+  // Command-line options whose default names a GPU (`parser.add_argument("--device",
+  // default="cuda")`): `args.device` is a CUDA device unless the user says otherwise.
+  std::vector<std::string> cuda_options_;
 };
 
 }  // namespace torchlint::python
