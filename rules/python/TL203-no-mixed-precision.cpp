@@ -31,7 +31,7 @@ bool builds_tensor_core_layers(std::string_view q) {
 }
 
 constexpr const char* kMessage =
-    "this CUDA training loop runs entirely in float32 and the project uses no autocast: mixed precision usually "
+    "this CUDA training loop runs entirely in float32 and its program uses no autocast: mixed precision usually "
     "trains much faster on tensor-core GPUs and halves activation memory; run the forward pass and loss under "
     "`torch.autocast(\"cuda\", dtype=torch.bfloat16)` (float16 also needs `torch.amp.GradScaler`)";
 
