@@ -7,15 +7,16 @@ namespace torchlint::python {
 
 namespace {
 
-bool contains_train(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("train") != std::string::npos;
+std::string lowercase(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
+bool contains_train(std::string_view name) { return lowercase(name).find("train") != std::string::npos; }
+
 bool names_evaluation(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = lowercase(name);
   return lower.find("val") != std::string::npos || lower.find("test") != std::string::npos ||
          lower.find("eval") != std::string::npos;
 }

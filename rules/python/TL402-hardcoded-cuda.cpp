@@ -2,6 +2,7 @@
 
 #include "core/name_table.h"
 #include "python/rule.h"
+#include "python/training_loop_util.h"
 
 namespace torchlint {
 namespace python {
@@ -154,8 +155,7 @@ class HardcodedCuda final : public Rule {
 
   static bool under_device_condition(const SemanticModel& model) {
     for (TSNode c : model.enclosing_conditions()) {
-      std::string text(model.text(c));
-      for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      std::string text = loop_util::lower(model.text(c));
       for (std::string_view word : {"cuda", "gpu", "device", "cpu", "available", "accelerator"}) {
         if (text.find(word) != std::string::npos) return true;
       }
