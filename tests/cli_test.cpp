@@ -186,6 +186,23 @@ TEST_CASE("selection on the command line and in configuration") {
   CHECK(excl.out.find("TL304") == std::string::npos);  // 2.6 defaults to weights_only=True
 }
 
+TEST_CASE("list options take one value each: paths after them stay paths") {
+  TempDir d;
+  d.write("bad.py", "import torch\nm = torch.nn.DataParallel(net)\nsd = torch.load('x.pt')\n");
+  d.write("other.py", kViolation);
+  auto all = run("check --select ALL bad.py other.py --output-format concise", d.path);
+  CHECK(all.exit == 1);
+  CHECK(all.out.find("bad.py:2:5: TL401") != std::string::npos);
+  CHECK(all.out.find("other.py:2:5: TL401") != std::string::npos);
+  // Repeated and comma-separated forms both accumulate.
+  auto two = run("check --select TL304 --extend-select TL401 --ignore TL1 --ignore TL2 bad.py --output-format concise", d.path);
+  CHECK(two.out.find("TL304") != std::string::npos);
+  CHECK(two.out.find("TL401") != std::string::npos);
+  auto equals = run("check --select=TL401,TL304 bad.py --output-format concise", d.path);
+  CHECK(equals.out.find("TL304") != std::string::npos);
+  CHECK(equals.out.find("TL401") != std::string::npos);
+}
+
 TEST_CASE("suppression comments") {
   TempDir d;
   d.write("s.py",

@@ -149,6 +149,17 @@ static void tune_allocator() {
 #endif
 }
 
+// A list option takes one value per occurrence (`--select TL1,TL2`, or `--select TL1
+// --select TL2`): by default CLI11 lets a vector option swallow every word after it, so
+// `--select ALL train.py` would read the path as a rule selector.
+static void one_value_per_option(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (!option->nonpositional() || option->get_expected_max() <= 1) continue;
+    option->allow_extra_args(false);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) one_value_per_option(*sub);
+}
+
 int main(int argc, char** argv) {
   tune_allocator();
   CLI::App app{"torchlint: lint PyTorch training code against the best-practice checklist"};
@@ -222,6 +233,7 @@ int main(int argc, char** argv) {
   cli::CkptCommand ckpt_cmd(app);
 
   try {
+    one_value_per_option(app);
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);

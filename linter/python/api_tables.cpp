@@ -92,6 +92,7 @@ std::string_view value_kind_name(ValueKind kind) {
     case ValueKind::kDevice: return "device";
     case ValueKind::kTensor: return "tensor";
     case ValueKind::kInstance: return "instance";
+    case ValueKind::kInMemoryDataset: return "in-memory-dataset";
   }
   return "unknown";
 }
@@ -126,6 +127,9 @@ bool returns_gpu_device(std::string_view q) {
 
 ValueKind classify_call(std::string_view q) {
   if (q == kDataLoaderClass) return ValueKind::kDataLoader;
+  if (q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset") {
+    return ValueKind::kInMemoryDataset;
+  }
   if (is_framework_trainer(q)) return ValueKind::kInstance;
   if (q == kDataParallel || q == kDistributedDataParallel || q == "torch.compile" || q == "torch.jit.script" ||
       q == "torch.jit.trace" || q == "torch.jit.load" || q == "timm.create_model" ||

@@ -40,6 +40,7 @@ enum class ValueKind : uint8_t {
   kDevice,
   kTensor,
   kInstance,   // an instance of a class defined in the project
+  kInMemoryDataset,  // a dataset whose items are slices of tensors in memory (TensorDataset)
 };
 std::string_view value_kind_name(ValueKind kind);
 

@@ -47,12 +47,14 @@ TSNode TrainingLoaderTracker::argument(const CallEvent& call, RuleContext& ctx, 
   return value;
 }
 
-void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, std::string message) {
+void TrainingLoaderTracker::consider(const CallEvent& call, RuleContext& ctx, std::string message,
+                                     std::vector<ProjectCondition> conditions) {
   // Test code builds small loaders in the main process on purpose.
   if (ctx.model().is_pytest_file()) return;
   LoaderCandidate c;
   c.call = call.node;
   c.message = std::move(message);
+  c.conditions = std::move(conditions);
   const Syntax& syn = Syntax::get();
   if (!ts_node_is_null(call.assigned_to)) {
     TSNode target = call.assigned_to;
@@ -95,16 +97,16 @@ void TrainingLoaderTracker::on_loop_end(const LoopState& loop, RuleContext& ctx)
 void TrainingLoaderTracker::report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions) {
   using K = ProjectCondition::Kind;
   for (auto& c : candidates_) {
+    auto all = conditions;
+    all.insert(all.end(), c.conditions.begin(), c.conditions.end());
     if (c.training) {
-      ctx.report(c.call, c.message, c.fix, conditions);
+      ctx.report(c.call, c.message, c.fix, std::move(all));
     } else if (!c.step_helpers.empty()) {
-      auto both = conditions;
-      both.push_back({K::kReachableOnceHas, c.step_helpers, kTrainsStepFact, ""});
-      ctx.report(c.call, c.message, c.fix, std::move(both));
+      all.push_back({K::kReachableOnceHas, c.step_helpers, kTrainsStepFact, ""});
+      ctx.report(c.call, c.message, c.fix, std::move(all));
     } else if (!c.returned_by.empty()) {
-      auto both = conditions;
-      both.push_back({K::kSomeCallIn, {c.returned_by}, kTrainDataContext, ""});
-      ctx.report(c.call, c.message, c.fix, std::move(both));
+      all.push_back({K::kSomeCallIn, {c.returned_by}, kTrainDataContext, ""});
+      ctx.report(c.call, c.message, c.fix, std::move(all));
     }
   }
   candidates_.clear();

@@ -21,6 +21,8 @@ struct LoaderCandidate {
   // The loader is the return value of `function` (`return DataLoader(...)` in a
   // `prepare_dataloader`): training when a caller keeps it under a training name.
   std::string returned_by;
+  // What else must hold for the finding to stand (the rule's own questions).
+  std::vector<ProjectCondition> conditions;
 };
 
 class TrainingLoaderTracker {
@@ -28,7 +30,8 @@ class TrainingLoaderTracker {
   // Records a DataLoader call that lacks what the rule wants; `message` is reported if the
   // loader turns out to be for training (shuffle=True, a "train" name, or iterated by a
   // loop that trains).
-  void consider(const CallEvent& call, RuleContext& ctx, std::string message);
+  void consider(const CallEvent& call, RuleContext& ctx, std::string message,
+                std::vector<ProjectCondition> conditions = {});
   void on_loop_end(const LoopState& loop, RuleContext& ctx);
   // Reports the training loaders; `extra` can veto per candidate (e.g. no CUDA use).
   void report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions = {});

@@ -1,4 +1,5 @@
 // TL201 dataloader-num-workers: a training DataLoader that loads in the main process.
+#include "python/api_tables.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
 
@@ -43,6 +44,49 @@ bool explained(const CallEvent& call, const SemanticModel& model) {
   return false;
 }
 
+constexpr std::string_view kIndexesMemoryFact = "getitem-indexes-memory";
+
+// `return self.data[index]`, `return self.x[i], self.y[i]`: an item is a slice of tensors
+// already in memory.
+bool indexes_attributes(TSNode value, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(value)) return false;
+  Kind k = syn.kind(value);
+  if (k == Kind::kTuple || k == Kind::kExpressionList || k == Kind::kParenthesizedExpression) {
+    uint32_t n = ts_node_named_child_count(value);
+    if (n == 0) return false;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!indexes_attributes(ts_node_named_child(value, i), model)) return false;
+    }
+    return true;
+  }
+  if (k != Kind::kSubscript) return false;
+  TSNode object = field(value, syn.fields().value);
+  return !ts_node_is_null(object) && syn.kind(object) == Kind::kAttribute &&
+         model.text(field(object, syn.fields().object)) == "self";
+}
+
+// A `__getitem__` whose whole body (a docstring aside) is one such return.
+bool getitem_indexes_memory(const FunctionState& fn, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  TSNode body = field(fn.node, syn.fields().body);
+  if (ts_node_is_null(body)) return false;
+  TSNode only{};
+  for (uint32_t i = 0, n = ts_node_named_child_count(body); i < n; ++i) {
+    TSNode stmt = ts_node_named_child(body, i);
+    Kind k = syn.kind(stmt);
+    if (k == Kind::kComment) continue;
+    if (k == Kind::kExpressionStatement && ts_node_named_child_count(stmt) == 1 &&
+        syn.kind(ts_node_named_child(stmt, 0)) == Kind::kString) {
+      continue;  // docstring
+    }
+    if (!ts_node_is_null(only)) return false;
+    only = stmt;
+  }
+  if (ts_node_is_null(only) || syn.kind(only) != Kind::kReturnStatement) return false;
+  return ts_node_named_child_count(only) == 1 && indexes_attributes(ts_node_named_child(only, 0), model);
+}
+
 class DataloaderNumWorkers final : public Rule {
  public:
   // Its findings are DataLoader calls.
@@ -51,22 +95,44 @@ class DataloaderNumWorkers final : public Rule {
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (call.qualname != api::kDataLoaderClass || call.has_kwargs_splat || call.has_args_splat) return;
     TSNode workers = TrainingLoaderTracker::argument(call, ctx, "num_workers", 5);
-    if (ts_node_is_null(workers)) {
-      tracker_.consider(call, ctx,
-                        "training DataLoader has no `num_workers`: batches load in the main process and the "
-                        "GPU waits for them; set `num_workers` (e.g. min(8, os.cpu_count()))");
-      return;
-    }
-    if (Syntax::get().kind(workers) == Kind::kInteger && ctx.text(workers) == "0" && !explained(call, ctx.model())) {
-      tracker_.consider(call, ctx,
-                        "training DataLoader has `num_workers=0`: batches load in the main process and the GPU "
-                        "waits for them; use worker processes (e.g. min(8, os.cpu_count()))");
+    bool missing = ts_node_is_null(workers);
+    bool zero = !missing && Syntax::get().kind(workers) == Kind::kInteger && ctx.text(workers) == "0" &&
+                !explained(call, ctx.model());
+    if (!missing && !zero) return;
+    std::vector<ProjectCondition> conditions;
+    if (in_memory(call, ctx, conditions)) return;
+    tracker_.consider(call, ctx,
+                      missing ? "training DataLoader has no `num_workers`: batches load in the main process and the "
+                                "GPU waits for them; set `num_workers` (e.g. min(8, os.cpu_count()))"
+                              : "training DataLoader has `num_workers=0`: batches load in the main process and the GPU "
+                                "waits for them; use worker processes (e.g. min(8, os.cpu_count()))",
+                      std::move(conditions));
+  }
+
+  void on_function_end(const FunctionState& fn, RuleContext& ctx) override {
+    if (fn.name == "__getitem__" && fn.enclosing_class >= 0 && getitem_indexes_memory(fn, ctx.model())) {
+      ctx.add_fact(kIndexesMemoryFact);
     }
   }
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
   void on_module_end(RuleContext& ctx) override { tracker_.report(ctx); }
 
  private:
+  // Worker processes only add start-up and IPC cost when an item is a slice of tensors
+  // already in memory: a `TensorDataset`, or a project dataset class whose `__getitem__`
+  // just indexes its own attributes (decided by the project pass, `conditions`).
+  static bool in_memory(const CallEvent& call, RuleContext& ctx, std::vector<ProjectCondition>& conditions) {
+    TSNode dataset = TrainingLoaderTracker::argument(call, ctx, "dataset", 0);
+    if (ts_node_is_null(dataset)) return false;
+    ValueInfo v = ctx.model().infer_value(dataset);
+    if (v.kind == ValueKind::kInMemoryDataset) return true;
+    if (v.kind == ValueKind::kInstance && !v.type.empty()) {
+      conditions.push_back({ProjectCondition::Kind::kReachableLacks, {v.type + ".__getitem__"},
+                            std::string(kIndexesMemoryFact), ""});
+    }
+    return false;
+  }
+
   TrainingLoaderTracker tracker_;
 };
 

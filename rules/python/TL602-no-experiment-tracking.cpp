@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -47,6 +48,9 @@ class NoExperimentTracking final : public Rule {
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
     const Syntax& syn = Syntax::get();
     if (ts_node_is_null(event.value) || syn.kind(event.value) != Kind::kCall) return;
+    if (syn.kind(event.target) == Kind::kIdentifier && is_input_copy(ctx.text(event.value))) {
+      input_copies_.insert(std::string(ctx.text(event.target)));
+    }
     auto q = ctx.model().resolve_qualified_name(field(event.value, syn.fields().function));
     if (q == "accelerate.Accelerator" || q == "lightning.Fabric" || q == "lightning.fabric.Fabric" ||
         q == "lightning_fabric.Fabric") {
@@ -67,6 +71,9 @@ class NoExperimentTracking final : public Rule {
       module_calls_.emplace_back(call.node, *call.qualname);
     }
     if (tracks(call, ctx)) ctx.add_fact("tracks-metrics");
+    if (call.qualname && api::classify_call(*call.qualname) == ValueKind::kOptimizer) {
+      ctx.add_fact(optimizes_only_input_copies(call, ctx) ? kOptimizesInputs : kOptimizesParameters);
+    }
   }
 
 
@@ -94,10 +101,44 @@ class NoExperimentTracking final : public Rule {
                "loss and accuracy curves exist only in the console and runs cannot be compared; log them with "
                "`torch.utils.tensorboard.SummaryWriter` or your tracker of choice",
                std::nullopt,
-               {{K::kReachableHas, roots, "trains", ""}, {K::kReachableLacks, roots, "tracks-metrics", "log"}});
+               {{K::kReachableHas, roots, "trains", ""},
+                {K::kReachableLacks, roots, "tracks-metrics", "log"},
+                // Style transfer and adversarial examples optimise a copy of an input: the
+                // result is that tensor, and there is no model whose training curves matter.
+                {.kind = K::kProjectLacks, .fact = std::string(kOptimizesInputs),
+                 .unless = std::string(kOptimizesParameters)}});
   }
 
  private:
+  static constexpr std::string_view kOptimizesInputs = "optimizes-input-copies";
+  static constexpr std::string_view kOptimizesParameters = "optimizes-parameters";
+
+  // `content.clone().requires_grad_(True)`, `img.detach().clone().requires_grad_()`: a
+  // trainable copy of data, not a parameter.
+  static bool is_input_copy(std::string_view value) {
+    return value.find("requires_grad_(") != std::string_view::npos &&
+           (value.find(".clone()") != std::string_view::npos || value.find(".detach()") != std::string_view::npos);
+  }
+
+  // `torch.optim.Adam([target])` where every element is an input copy (or written as one
+  // in place: `LBFGS([img.clone().requires_grad_()])`).
+  bool optimizes_only_input_copies(const CallEvent& call, RuleContext& ctx) const {
+    const Syntax& syn = Syntax::get();
+    TSNode params = call.keyword("params", ctx.model().source());
+    if (ts_node_is_null(params)) params = call.positional(0);
+    if (ts_node_is_null(params) || std::string_view(ts_node_type(params)) != "list") return false;
+    uint32_t n = ts_node_named_child_count(params);
+    if (n == 0) return false;
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode element = ts_node_named_child(params, i);
+      std::string_view text = ctx.text(element);
+      bool copy = syn.kind(element) == Kind::kIdentifier ? input_copies_.contains(std::string(text))
+                                                           : is_input_copy(text);
+      if (!copy) return false;
+    }
+    return true;
+  }
+
   bool tracks(const CallEvent& call, RuleContext& ctx) const {
     const SemanticModel& model = ctx.model();
     if (call.qualname) {
@@ -135,6 +176,7 @@ class NoExperimentTracking final : public Rule {
 
   TSNode first_step_{};
   std::unordered_set<std::string> runners_;
+  std::unordered_set<std::string> input_copies_;
   std::vector<std::pair<TSNode, std::string>> module_calls_;
   std::unordered_map<std::string, TSNode> first_steps_;  // function -> its first optimizer step
 };
