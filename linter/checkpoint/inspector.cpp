@@ -187,25 +187,35 @@ Inspection inspect_paths(const std::vector<std::string>& paths, const InspectOpt
     // Walk: candidate files grouped by directory; directory symlinks are not followed.
     std::map<fs::path, std::vector<fs::path>> by_dir;
     std::map<fs::path, std::vector<std::string>> other_files;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      const auto& entry = *it;
-      std::string name = entry.path().filename().string();
-      // Tool, VCS and virtualenv folders hold no checkpoints of the project's own.
-      if (entry.is_directory(ec) && !entry.is_symlink(ec) &&
-          (name.starts_with(".") || name == "__pycache__" || name == "node_modules" || name == "site-packages" ||
-           fs::exists(entry.path() / "pyvenv.cfg", ec))) {
-        it.disable_recursion_pending();
-        continue;
+    // An explicit stack of directories, so that a directory that cannot be read is an
+    // error of its own (exit 2) and the walk goes on with the others.
+    std::vector<fs::path> pending{path};
+    while (!pending.empty()) {
+      fs::path dir = std::move(pending.back());
+      pending.pop_back();
+      std::error_code dir_ec;
+      fs::directory_iterator it(dir, dir_ec), end;
+      for (; !dir_ec && it != end; it.increment(dir_ec)) {
+        const auto& entry = *it;
+        std::string name = entry.path().filename().string();
+        std::error_code entry_ec;
+        if (entry.is_directory(entry_ec) && !entry.is_symlink(entry_ec)) {
+          // Tool, VCS and virtualenv folders hold no checkpoints of the project's own.
+          if (!(name.starts_with(".") || name == "__pycache__" || name == "node_modules" || name == "site-packages" ||
+                fs::exists(entry.path() / "pyvenv.cfg", entry_ec))) {
+            pending.push_back(entry.path());
+          }
+          continue;
+        }
+        if (!entry.is_regular_file(entry_ec)) continue;
+        if (has_checkpoint_extension(name)) {
+          by_dir[entry.path().parent_path()].push_back(entry.path());
+        } else {
+          other_files[entry.path().parent_path()].push_back(name);
+        }
       }
-      if (!entry.is_regular_file(ec)) continue;
-      if (has_checkpoint_extension(name)) {
-        by_dir[entry.path().parent_path()].push_back(entry.path());
-      } else {
-        other_files[entry.path().parent_path()].push_back(name);
-      }
+      if (dir_ec) out.errors.push_back({display_of(dir), "cannot read directory: " + dir_ec.message()});
     }
-    if (ec) out.errors.push_back({raw, ec.message()});
     for (auto& [dir, files] : by_dir) {
       std::sort(files.begin(), files.end());
       bool group = is_checkpoint_directory(dir);

@@ -210,7 +210,15 @@ class Machine {
   bool malformed(std::string message) { return fail(PickleStatus::kMalformed, std::move(message), op_start_); }
   bool underflow() { return malformed("stack underflow at " + std::string(op::name(opcode_))); }
 
-  void hazard(HazardKind kind, std::string detail) { run_.hazards.push_back({kind, base_ + op_start_, std::move(detail)}); }
+  void hazard(HazardKind kind, std::string detail) {
+    for (Hazard& h : run_.hazards) {
+      if (h.kind == kind) {
+        ++h.count;
+        return;
+      }
+    }
+    run_.hazards.push_back({kind, base_ + op_start_, std::move(detail), 1});
+  }
 
   // --- input ---------------------------------------------------------------------------
   bool read(size_t n, Bytes& out) {
@@ -870,6 +878,12 @@ bool Machine::step() {
 }
 
 }  // namespace
+
+std::string Hazard::where() const {
+  std::string out = " (byte " + std::to_string(offset);
+  if (count > 1) out += ", and " + std::to_string(count - 1) + " more like it";
+  return out + ")";
+}
 
 PickleRun run_pickle(Bytes bytes, size_t start, uint64_t base_offset, const PickleLimits& limits) {
   if (start > bytes.size()) start = bytes.size();

@@ -45,10 +45,15 @@ enum class HazardKind : uint8_t {
   kOutOfBand,             // NEXT_BUFFER / READONLY_BUFFER
 };
 
+// The first hazard of its kind; later ones of the same kind are only counted, so that a
+// pickle of 10^6 BUILD opcodes costs one record, not 10^6.
 struct Hazard {
   HazardKind kind;
-  uint64_t offset;        // absolute offset in the file
+  uint64_t offset;        // absolute offset in the file (of the first one)
   std::string detail;
+  uint64_t count = 1;     // how many times the pickle does it
+  // " (byte N)" or " (byte N, and 999,999 more like it)"
+  std::string where() const;
 };
 
 // One GLOBAL / STACK_GLOBAL / INST.

@@ -158,7 +158,72 @@ std::vector<std::string_view> split_dots(std::string_view s) {
   return out;
 }
 
-GlobalVerdict dangerous(const char* reason) { return {Verdict::kDangerous, reason}; }
+GlobalVerdict dangerous(const char* reason, std::string resolved = {}) {
+  return {Verdict::kDangerous, reason, std::move(resolved)};
+}
+
+// Class (b): reviewed_globals.def.
+const std::unordered_map<std::string_view, std::string_view>& reviewed() {
+  static const std::unordered_map<std::string_view, std::string_view> names = {
+#define REVIEWED(name, why) {name, why},
+#include "reviewed_globals.def"
+#undef REVIEWED
+  };
+  return names;
+}
+
+// Private aliases modules keep of other modules (`import os as _os` in tempfile,
+// `import sys as _sys` in many): an attribute of that name is the module itself.
+const std::unordered_map<std::string_view, std::string_view>& module_aliases() {
+  static const std::unordered_map<std::string_view, std::string_view> m = {
+      {"_os", "os"}, {"_sys", "sys"}, {"_subprocess", "subprocess"}, {"_shutil", "shutil"},
+      {"_builtins", "builtins"}, {"__builtin__", "builtins"}, {"_bootstrap", "importlib._bootstrap"},
+      {"_bootstrap_external", "importlib._bootstrap_external"}, {"_importlib", "importlib"},
+      {"_pickle_module", "pickle"}, {"_socket_module", "socket"}, {"_tempfile", "tempfile"},
+  };
+  return m;
+}
+
+// A dotted path reaches what its last module-valued component names: `torch.hub` +
+// `sys.modules` is `sys.modules`, `tempfile` + `_os.system` is `os.system`. Components
+// after the first are attribute lookups (protocol 4 resolves `a.b.c` by getattr), so a
+// component that names a module (a known module, or a module's private alias of one)
+// restarts the path there. Returns "" when nothing restarts it.
+std::string resolve_through_attributes(const GlobalName& name) {
+  auto parts = split_dots(name.module);
+  size_t module_parts = parts.size();
+  for (auto p : split_dots(name.name)) parts.push_back(p);
+  for (size_t i = parts.size(); i-- > 1;) {
+    if (i < module_parts) continue;  // module path components are imports, not attributes
+    std::string_view part = parts[i];
+    std::string_view root;
+    const char* reason = nullptr;
+    auto alias = module_aliases().find(part);
+    if (alias != module_aliases().end()) root = alias->second;
+    else if (is_dangerous_root(part, reason) || part == "builtins") root = part;
+    if (root.empty()) continue;
+    std::string out(root);
+    for (size_t j = i + 1; j < parts.size(); ++j) out += "." + std::string(parts[j]);
+    return out;
+  }
+  return {};
+}
+
+// The denylist's reason for `qualified` (a module prefix or an exact name), or null.
+const char* denylisted(std::string_view qualified) {
+  auto parts = split_dots(qualified);
+  std::string prefix;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    prefix += (i ? "." : "") + std::string(parts[i]);
+    for (const auto& d : kDangerousModules) {
+      if (prefix == d.name) return d.reason;
+    }
+    for (const auto& d : kDangerousNames) {
+      if (prefix == d.name) return d.reason;
+    }
+  }
+  return nullptr;
+}
 
 // Python 2 names that `fix_imports` maps (Lib/_compat_pickle.py); only the mappings that
 // matter for safety and for torch checkpoints are listed.
@@ -198,43 +263,59 @@ GlobalVerdict Policy::classify(const GlobalName& raw, PickleDialect dialect, uin
   std::string qualified = name.qualified();
   if (dialect == PickleDialect::kTorchScript &&
       (name.module == "__torch__" || name.module.starts_with("__torch__.") || name.module == "torch.jit._pickle")) {
-    return {Verdict::kAllowed, {}};
+    return {Verdict::kAllowed, {}, {}};
   }
+  // Class (a), by the exact name only: a dotted path that reaches an allowed name through
+  // other attributes is not what torch allows.
   if (allowlist().contains(qualified) ||
       std::find(extra_allowed.begin(), extra_allowed.end(), qualified) != extra_allowed.end()) {
     // torch never allows these modules, even when registered.
-    if (name.module != "os" && name.module != "sys" && name.module != "posix" && name.module != "nt") return {Verdict::kAllowed, {}};
+    if (name.module != "os" && name.module != "sys" && name.module != "posix" && name.module != "nt") return {Verdict::kAllowed, {}, {}};
+  }
+  std::string resolved = resolve_through_attributes(name);
+  if (!resolved.empty()) {
+    if (const char* reason = denylisted(resolved)) return dangerous(reason, resolved);
   }
   for (const GlobalName* n : std::array<const GlobalName*, 2>{&name, &raw}) {
-    std::string full = n->qualified();
-    // The module path and every attribute prefix against the module list.
-    auto module_parts = split_dots(n->module);
-    auto name_parts = split_dots(n->name);
-    std::string prefix;
-    for (size_t i = 0; i < module_parts.size() + name_parts.size(); ++i) {
-      std::string_view part = i < module_parts.size() ? module_parts[i] : name_parts[i - module_parts.size()];
-      prefix += (i ? "." : "") + std::string(part);
-      for (const auto& d : kDangerousModules) {
-        if (prefix == d.name) return dangerous(d.reason);
-      }
-      for (const auto& d : kDangerousNames) {
-        if (prefix == d.name) return dangerous(d.reason);
-      }
-    }
-    // An attribute chain that passes through a dangerous module or interpreter internals.
-    for (size_t i = 0; i < name_parts.size(); ++i) {
-      std::string_view part = name_parts[i];
-      const char* reason = nullptr;
-      if (part.size() > 4 && part.starts_with("__") && part.ends_with("__")) return dangerous(kDunder);
-      if (i + 1 < name_parts.size() && is_dangerous_root(part, reason)) return dangerous(reason);
+    if (const char* reason = denylisted(n->qualified())) return dangerous(reason);
+    // Interpreter internals reached through a dunder attribute chain.
+    for (auto part : split_dots(n->name)) {
+      if (part.size() > 4 && part.starts_with("__") && part.ends_with("__")) return dangerous(kDunder, resolved);
     }
     if (n->name.empty() || n->module.empty()) return dangerous(kImport);
   }
-  return {Verdict::kUnknown, {}};
+  // Class (b), again by the exact name.
+  auto it = reviewed().find(qualified);
+  if (it != reviewed().end() && resolved.empty()) return {Verdict::kReviewed, std::string(it->second), {}};
+  // Class (c): nothing says it is safe.
+  return {Verdict::kUnreviewed,
+          "is not known to be safe: it is on neither torch's weights_only allowlist nor torchlint's reviewed list of "
+          "reconstructors that run no code, and unpickling imports its module and runs it",
+          resolved};
+}
+
+bool Policy::may_allow(std::string_view qualified, std::string& why) {
+  size_t dot = qualified.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == qualified.size()) {
+    why = "expected `module.name`";
+    return false;
+  }
+  // The module part cannot be told from a dotted attribute path here: try every split.
+  for (size_t d = qualified.find('.'); d != std::string_view::npos; d = qualified.find('.', d + 1)) {
+    GlobalName name{std::string(qualified.substr(0, d)), std::string(qualified.substr(d + 1))};
+    Policy strict;
+    GlobalVerdict v = strict.classify(name, PickleDialect::kTorchLoad, 4);
+    if (v.verdict == Verdict::kDangerous) {
+      why = "it " + v.reason;
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string GlobalReport::display() const {
-  return "`" + qualified + "`" + (spelled.empty() ? "" : " (pickled as `" + spelled + "`)");
+  return "`" + qualified + "`" + (spelled.empty() ? "" : " (pickled as `" + spelled + "`)") +
+         (resolved.empty() ? "" : " (resolves to `" + resolved + "`)");
 }
 
 bool hazard_is_dangerous(HazardKind kind) {
@@ -246,7 +327,7 @@ bool hazard_is_dangerous(HazardKind kind) {
 }
 
 bool PickleSafety::dangerous() const {
-  return std::any_of(globals.begin(), globals.end(), [](const GlobalReport& g) { return g.verdict == Verdict::kDangerous; }) ||
+  return std::any_of(globals.begin(), globals.end(), [](const GlobalReport& g) { return runs_unsafe_code(g.verdict); }) ||
          std::any_of(hazards.begin(), hazards.end(), [](const Hazard& h) { return hazard_is_dangerous(h.kind); });
 }
 
@@ -266,7 +347,7 @@ PickleSafety assess(const PickleRun& run, const Policy& policy, PickleDialect di
         // Report the name Python 3 resolves (`__builtin__.eval` is `builtins.eval`), and
         // the spelling in the pickle when it differs.
         const GlobalName& raw = graph.global_name(use.global);
-        GlobalReport report{python3_name(raw).qualified(), raw.qualified(), v.verdict, v.reason, use.offset, 0, 0};
+        GlobalReport report{python3_name(raw).qualified(), raw.qualified(), v.verdict, v.reason, v.resolved, use.offset, 0, 0};
         if (report.spelled == report.qualified) report.spelled.clear();
         out.globals.push_back(std::move(report));
       }

@@ -9,8 +9,8 @@ namespace torchlint::ckpt {
 
 struct ReaderOptions {
   Policy policy;
-  // Largest zip member the inspector inflates into memory to read a pickle.
-  uint64_t max_inflated_member = 4ull << 30;
+  // Largest zip member the inspector inflates into memory to read a pickle (--max-inflate).
+  uint64_t max_inflated_member = 1ull << 30;
 };
 
 void read_zip_checkpoint(CheckpointFile& file, const ReaderOptions& options);   // torch zip, TorchScript, npz

@@ -35,12 +35,14 @@ std::string shape_string(std::span<const int64_t> shape) {
 
 Safety assess_file_safety(const CheckpointFile& file) {
   Safety s;
-  size_t dangerous = 0, unknown = 0;
-  std::string first_danger, first_unknown;
+  size_t dangerous = 0, unreviewed = 0, unknown = 0;
+  std::string first_danger, first_unreviewed, first_unknown;
   for (const auto& scan : file.pickles) {
     for (const auto& g : scan->safety.globals) {
       if (g.verdict == Verdict::kDangerous) {
         if (!dangerous++) first_danger = g.display() + ": " + g.reason;
+      } else if (g.verdict == Verdict::kUnreviewed) {
+        if (!unreviewed++) first_unreviewed = g.display();
       } else {
         if (!unknown++) first_unknown = g.display();
       }
@@ -57,7 +59,14 @@ Safety assess_file_safety(const CheckpointFile& file) {
   if (dangerous) {
     s.level = SafetyLevel::kDangerous;
     s.text = "DANGEROUS: loading it with weights_only=False runs code: " + first_danger +
-             (dangerous > 1 ? " and " + std::to_string(dangerous - 1) + " more" : "");
+             (dangerous + unreviewed > 1 ? " and " + std::to_string(dangerous + unreviewed - 1) + " more" : "");
+    return s;
+  }
+  if (unreviewed) {
+    // Not known to be bad, and not known to be safe: the verdict is the allowlist's.
+    s.level = SafetyLevel::kDangerous;
+    s.text = "UNSAFE: loading it with weights_only=False runs a callable that is not known to be safe: " +
+             first_unreviewed + (unreviewed > 1 ? " and " + std::to_string(unreviewed - 1) + " more" : "");
     return s;
   }
   if (file.fatal()) {
@@ -73,7 +82,7 @@ Safety assess_file_safety(const CheckpointFile& file) {
   if (unknown) {
     s.level = SafetyLevel::kNeedsTrust;
     s.text = "needs trust: torch.load(weights_only=True) refuses it (" + first_unknown +
-             (unknown > 1 ? " and " + std::to_string(unknown - 1) + " more" : "") + "); nothing known to be dangerous";
+             (unknown > 1 ? " and " + std::to_string(unknown - 1) + " more" : "") + "); no code found (only reviewed reconstructors)";
     return s;
   }
   if (file.pickles.empty()) {

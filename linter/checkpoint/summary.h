@@ -12,8 +12,8 @@ namespace torchlint::ckpt {
 enum class SafetyLevel {
   kSafe,            // torch.load(weights_only=True) loads it; nothing in it runs code
   kNoCode,          // a format without pickles (safetensors, numeric .npy)
-  kNeedsTrust,      // outside the weights_only allowlist, nothing known to be dangerous
-  kDangerous,       // runs code when loaded without weights_only
+  kNeedsTrust,      // outside the weights_only allowlist, but only reviewed reconstructors: no code found
+  kDangerous,       // loading without weights_only runs code, or a callable not known to be safe
   kIncomplete,      // could not be read completely: no verdict
 };
 

@@ -414,14 +414,21 @@ std::optional<Bytes> ZipArchive::read(const ZipEntry& entry, std::string& buffer
     error = entry.unreadable();
     return std::nullopt;
   }
+  Bytes raw_bytes = raw(entry);
+  if (entry.method == 0) return raw_bytes;  // stored: a view of the mapped file, nothing to allocate
   if (entry.size > max_size) {
-    error = "member of " + std::to_string(entry.size) + " bytes exceeds the inspector's limit of " + std::to_string(max_size);
+    error = "inflates to " + std::to_string(entry.size) + " bytes, past the inspector's limit of " +
+            std::to_string(max_size) + " (--max-inflate)";
     return std::nullopt;
   }
-  Bytes raw_bytes = raw(entry);
-  if (entry.method == 0) return raw_bytes;
   if (entry.size > entry.compressed_size * kMaxDeflateRatio + 1024) {
     error = "declared size is impossible for deflate";
+    return std::nullopt;
+  }
+  if (entry.size > kPlausibleInflateFloor && entry.size / std::max<uint64_t>(entry.compressed_size, 1) > kPlausibleInflateRatio) {
+    error = "declares " + std::to_string(entry.size) + " bytes from " + std::to_string(entry.compressed_size) +
+            " compressed (" + std::to_string(entry.size / std::max<uint64_t>(entry.compressed_size, 1)) +
+            ":1): a decompression bomb, not inflated";
     return std::nullopt;
   }
   switch (inflate_all(raw_bytes, entry.size, buffer)) {

@@ -90,5 +90,10 @@ class ZipArchive {
 
 // Deflate can expand at most ~1032:1; a member claiming more is lying about its size.
 inline constexpr uint64_t kMaxDeflateRatio = 1032;
+// What a real pickle or small record inflates to: pickles of state dicts compress 3-20x
+// (torch.save stores them uncompressed anyway). A member that declares more than this
+// ratio *and* more than kPlausibleInflateFloor is a bomb, refused before inflating.
+inline constexpr uint64_t kPlausibleInflateRatio = 64;
+inline constexpr uint64_t kPlausibleInflateFloor = 64ull << 20;
 
 }  // namespace torchlint::ckpt

@@ -356,7 +356,7 @@ std::vector<report::CheckpointRow> checkpoint_rows(const CheckpointScan& scan, c
     row.safety = safety_word(safety.level);
     row.safety_detail = safety.text;
     // The verdict is its own column: drop it from the front of the sentence.
-    for (const char* prefix : {"safe: ", "needs trust: ", "DANGEROUS: ", "unknown: "}) {
+    for (const char* prefix : {"safe: ", "needs trust: ", "DANGEROUS: ", "UNSAFE: ", "unknown: "}) {
       if (row.safety_detail.starts_with(prefix)) {
         row.safety_detail.erase(0, std::strlen(prefix));
         break;

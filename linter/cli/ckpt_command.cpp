@@ -10,9 +10,11 @@
 #include <iostream>
 
 #include "registry/all_rules.h"
+#include "audit_checkpoints.h"
 #include "check_command.h"
 #include "checkpoint/diff.h"
 #include "checkpoint/inspector.h"
+#include "checkpoint/policy.h"
 #include "checkpoint/summary.h"
 #include "registry/checkpoint_rules.h"
 #include "core/config.h"
@@ -131,6 +133,8 @@ CkptCommand::CkptCommand(CLI::App& app) {
   command_->add_option("--allow-global", allow_globals_, "Trust a pickle global, as torch.serialization.add_safe_globals (module.Name)");
   command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   command_->add_flag("--scan-values", scan_values_, "Read tensor values: NaN/Inf counts, min/max/mean (TL820)");
+  command_->add_option("--max-inflate", max_inflate_,
+                       "Largest compressed zip member inflated into memory, e.g. 512MiB (default 1GiB); larger ones are TL813");
   command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
   command_->add_flag("--no-summary", no_summary_, "Print only the findings, not the summary of each checkpoint");
   command_->require_subcommand(0, 1);
@@ -159,6 +163,14 @@ int CkptCommand::run_inspect() const {
   if (command_->count("--select")) command_line.select = split_selector_list(select_);
   command_line.extend_select = split_selector_list(extend_select_);
   command_line.ignore = split_selector_list(ignore_);
+  for (const auto& name : allow_globals_) {
+    std::string why;
+    if (!ckpt::Policy::may_allow(name, why)) {
+      std::cerr << "torchlint: error: --allow-global " << name << ": refused, " << why
+                << "; trusting it would let any checkpoint run code\n";
+      return kExitError;
+    }
+  }
   std::vector<std::string> paths = paths_.empty() ? std::vector<std::string>{"."} : paths_;
   Selection selection = select_rules(paths, config_file_, command_line);
   if (!selection.error.empty()) {
@@ -179,6 +191,14 @@ int CkptCommand::run_inspect() const {
   bool color = output_file_.empty() && !format->machine_readable && color_for(color_, true);
   Progress progress(scan_values_ && isatty(STDERR_FILENO));
   ckpt::InspectOptions options = inspect_options(allow_globals_, scan_values_);
+  if (!max_inflate_.empty()) {
+    auto size = cli::parse_size(max_inflate_);
+    if (!size) {
+      std::cerr << "torchlint: error: --max-inflate: expected a size such as 512MiB, got `" << max_inflate_ << "`\n";
+      return kExitError;
+    }
+    options.reader.max_inflated_member = *size;
+  }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
   ckpt::Inspection inspection = ckpt::inspect_paths(paths, options);
 

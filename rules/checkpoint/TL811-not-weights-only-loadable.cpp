@@ -26,7 +26,7 @@ class NotWeightsOnlyLoadable final : public CheckpointRule {
         std::vector<std::string> names;
         uint64_t first = 0;
         for (const auto& g : scan->safety.globals) {
-          if (g.verdict != Verdict::kUnknown) continue;
+          if (g.verdict != Verdict::kReviewed) continue;
           if (names.empty()) first = g.first_offset;
           names.push_back(g.display());
         }
@@ -35,14 +35,13 @@ class NotWeightsOnlyLoadable final : public CheckpointRule {
           for (size_t i = 0; i < names.size() && i < 5; ++i) list += (i ? ", " : "") + names[i];
           if (names.size() > 5) list += " and " + std::to_string(names.size() - 5) + " more";
           ctx.report(file->display, where + " references " + list + " (first at byte " + std::to_string(first) +
-                                        "), outside torch's weights_only allowlist: torch.load(weights_only=True) refuses the "
-                                        "file; load it only if you trust it, or allowlist the names with "
-                                        "torch.serialization.add_safe_globals");
+                                        "), outside torch's weights_only allowlist but reviewed to run no code: "
+                                        "torch.load(weights_only=True) refuses the file; load it only if you trust it, or "
+                                        "allowlist the names with torch.serialization.add_safe_globals");
         }
         for (const auto& h : scan->safety.hazards) {
           if (hazard_is_dangerous(h.kind)) continue;
-          ctx.report(file->display, where + ": " + h.detail + " (byte " + std::to_string(h.offset) +
-                                        "), which torch's weights_only unpickler refuses");
+          ctx.report(file->display, where + ": " + h.detail + h.where() + ", which torch's weights_only unpickler refuses");
         }
         if (!scan->safety.outside_subset.empty() && scan->run.complete()) {
           std::string ops;

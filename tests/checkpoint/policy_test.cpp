@@ -1,5 +1,6 @@
-// The policy: torch's weights_only allowlist decides what is safe; the named denylist
-// and the name-independent hazards decide what is dangerous.
+// The policy: allowlists decide. torch's weights_only allowlist is safe, the reviewed list
+// needs trust, everything else is unsafe; the named denylist only says what an unsafe
+// global does (after resolving dotted paths through module attributes).
 #include <doctest/doctest.h>
 
 #include "checkpoint/policy.h"
@@ -47,16 +48,59 @@ TEST_CASE("attribute chains: through a dangerous module or a dunder attribute") 
   CHECK(verdict("pathlib", "os.system") == Verdict::kDangerous);         // GHSA-5j3x
   CHECK(verdict("numpy", "size.__globals__") == Verdict::kDangerous);     // modelscan #330
   CHECK(verdict("numpy", "__builtins__") == Verdict::kDangerous);
-  CHECK(verdict("mylib", "Outer.Inner") == Verdict::kUnknown);           // a nested class is only unknown
+  CHECK(verdict("mylib", "Outer.Inner") == Verdict::kUnreviewed);        // not known to be safe
 }
 
-TEST_CASE("anything else is unknown: not loadable with weights_only, not known to be dangerous") {
-  CHECK(verdict("argparse", "Namespace") == Verdict::kUnknown);
-  CHECK(verdict("numpy.core.multiarray", "_reconstruct") == Verdict::kUnknown);
-  CHECK(verdict("__main__", "Net") == Verdict::kUnknown);
-  CHECK(verdict("pathlib", "PosixPath") == Verdict::kUnknown);
-  CHECK(verdict("types", "SimpleNamespace") == Verdict::kUnknown);
-  CHECK(verdict("__torch__.torch.nn.modules.linear", "Linear") == Verdict::kUnknown);
+TEST_CASE("dotted paths resolve through other modules' attributes and private aliases") {
+  Policy p;
+  auto v = p.classify({"tempfile", "_os.system"}, PickleDialect::kTorchLoad, 4);
+  CHECK(v.verdict == Verdict::kDangerous);
+  CHECK(v.resolved == "os.system");
+  v = p.classify({"torch.serialization", "pickle.loads"}, PickleDialect::kTorchLoad, 4);
+  CHECK(v.verdict == Verdict::kDangerous);
+  CHECK(v.resolved == "pickle.loads");
+  v = p.classify({"some.module", "_sys.modules"}, PickleDialect::kTorchLoad, 4);
+  CHECK(v.verdict == Verdict::kDangerous);
+  CHECK(v.resolved == "sys.modules");
+  v = p.classify({"torch.hub", "sys"}, PickleDialect::kTorchLoad, 4);  // the module object itself
+  CHECK(v.verdict == Verdict::kDangerous);
+  // A private attribute path that resolves to nothing known is still not safe.
+  v = p.classify({"torch.nn.modules.module", "_global_hooks.register"}, PickleDialect::kTorchLoad, 4);
+  CHECK(v.verdict == Verdict::kUnreviewed);
+  // Allowed and reviewed names count only as spelled, never reached by a path.
+  CHECK(verdict("torch.serialization", "torch.Size") == Verdict::kUnreviewed);
+  CHECK(verdict("torch.serialization", "argparse.Namespace") == Verdict::kUnreviewed);
+}
+
+TEST_CASE("the reviewed list needs trust; anything else is not known to be safe") {
+  CHECK(verdict("argparse", "Namespace") == Verdict::kReviewed);
+  CHECK(verdict("numpy.core.multiarray", "_reconstruct") == Verdict::kReviewed);
+  CHECK(verdict("numpy._core.multiarray", "scalar") == Verdict::kReviewed);
+  CHECK(verdict("pathlib", "PosixPath") == Verdict::kReviewed);
+  CHECK(verdict("types", "SimpleNamespace") == Verdict::kReviewed);
+  CHECK(verdict("__main__", "Net") == Verdict::kUnreviewed);
+  CHECK(verdict("__torch__.torch.nn.modules.linear", "Linear") == Verdict::kUnreviewed);
+  // Library callables that execute strings or load code without a dangerous-looking name.
+  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"torch.fx.graph_module", "reduce_graph_module"}, {"torch.fx.graph_module", "_forward_from_src"},
+           {"yaml", "unsafe_load"}, {"yaml", "load"}, {"numpy", "save"}, {"torch", "save"}, {"gzip", "open"},
+           {"bz2", "open"}, {"lzma", "open"}, {"numpy.lib.format", "read_array"}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CHECK(runs_unsafe_code(verdict(m, n)));
+  }
+}
+
+TEST_CASE("--allow-global refuses what is known to run code") {
+  std::string why;
+  CHECK(Policy::may_allow("argparse.Namespace", why));
+  CHECK(Policy::may_allow("mymodel.Config", why));
+  for (const char* name : {"builtins.eval", "builtins.exec", "os.system", "subprocess.Popen", "posix.system",
+                           "nt.system", "sys.modules", "tempfile._os.system", "os", "builtins"}) {
+    CAPTURE(name);
+    CHECK_FALSE(Policy::may_allow(name, why));
+  }
+  CHECK_FALSE(Policy::may_allow("eval", why));  // not module.name
 }
 
 TEST_CASE("TorchScript dialect resolves __torch__ classes and the jit helpers") {
