@@ -84,6 +84,11 @@ struct PickleScan {
   PickleSafety safety;
   PickleDialect dialect = PickleDialect::kTorchLoad;
   bool loaded_by_torch = true;     // torch.load / torch.jit.load unpickles it
+  // The bytes the pickle was run from (a view of the file or of an inflated member kept
+  // in the file's buffers), to read it again as torch's stream reader does.
+  Bytes input;
+  size_t input_start = 0;
+  uint64_t input_base = 0;
 };
 
 struct CheckpointFile {

@@ -38,6 +38,7 @@ void read_by_format(CheckpointFile& file, const InspectOptions& options) {
     case Format::kEmpty: sink.malformed("format", "empty file: torch.load fails on it", true); break;
     default: sink.malformed("format", "not a checkpoint: the bytes match no format torch.load, safetensors or NumPy reads", true); break;
   }
+  scan_stream_readings(file, options.reader);
   scan_embedded_pickles(file, options.reader);
 }
 

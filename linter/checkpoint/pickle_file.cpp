@@ -7,6 +7,7 @@
 
 #include "readers.h"
 #include "torch_objects.h"
+#include "pickle_ops.h"
 
 namespace torchlint::ckpt {
 
@@ -20,8 +21,38 @@ PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64
   // callers pass the file position of bytes[0] as base_offset.
   scan->run = run_pickle(bytes, offset, base_offset, PickleLimits::for_size(bytes.size() - std::min(offset, bytes.size())));
   scan->safety = assess(scan->run, options.policy, dialect);
+  scan->input = bytes;
+  scan->input_start = offset;
+  scan->input_base = base_offset;
   file.pickles.push_back(std::move(scan));
   return *file.pickles.back();
+}
+
+void scan_stream_readings(CheckpointFile& file, const ReaderOptions& options) {
+  IssueSink sink(file.issues);
+  for (size_t p = 0, n = file.pickles.size(); p < n; ++p) {
+    const PickleScan& buffered = *file.pickles[p];
+    // Frames are where the two readings can part (see ReadMode); torch.save never writes them.
+    if (!buffered.loaded_by_torch || !buffered.run.used[op::FRAME] || buffered.input.empty()) continue;
+    PickleLimits limits = PickleLimits::for_size(buffered.input.size() - std::min(buffered.input_start, buffered.input.size()));
+    limits.mode = ReadMode::kStream;
+    auto stream = std::make_unique<PickleScan>();
+    stream->run = run_pickle(buffered.input, buffered.input_start, buffered.input_base, limits);
+    if (!stream->run.stream_skipped) continue;
+    sink.ambiguous("stream", "pickle `" + buffered.where + "`: an opcode at byte " + std::to_string(stream->run.stream_skip_offset) +
+                                 " reads past the end of its FRAME; the C unpickler reading a stream without peek "
+                                 "(torch.load of a zip archive's records, or of an io.BytesIO) skips the rest of the frame, "
+                                 "a reader of the whole buffer (pickle.loads, most scanners) continues in it, so the two run "
+                                 "different pickles; the stream reading is inspected as `" + buffered.where + " as a stream`");
+    stream->where = buffered.where + " as a stream";
+    stream->dialect = buffered.dialect;
+    stream->loaded_by_torch = true;
+    stream->safety = assess(stream->run, options.policy, stream->dialect);
+    stream->input = buffered.input;
+    stream->input_start = buffered.input_start;
+    stream->input_base = buffered.input_base;
+    file.pickles.push_back(std::move(stream));
+  }
 }
 
 namespace {

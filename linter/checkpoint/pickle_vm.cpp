@@ -12,11 +12,14 @@ namespace torchlint::ckpt {
 PickleLimits PickleLimits::for_size(uint64_t size) {
   PickleLimits l;
   // A PUT index costs the memo 4 bytes per slot up to it; real pickles number their memo
-  // entries densely, so an index beyond twice the pickle's size is never needed.
-  l.max_memo_index = 2 * size + 1024;
-  // Nodes are 16 bytes and every opcode makes at most one; 40x covers the worst benign
-  // case (a pickle of empty containers) with room, and stays proportional to the input.
-  l.max_graph_bytes = std::min<uint64_t>(std::max<uint64_t>(64ull << 20, 40 * size), 16ull << 30);
+  // entries densely, and every memo entry follows an opcode that made its value (MEMOIZE
+  // is one byte after at least one more), so no real index exceeds half the size.
+  l.max_memo_index = size / 2 + 1024;
+  // Nodes are 16 bytes and every opcode makes at most one. A torch checkpoint's graph is
+  // about 3.5x its pickle (50 000 tensors with Adam state: 60 MB for 17 MB); 6x leaves
+  // room and, with the memo (4 bytes a slot) and the stack, keeps the inspector within
+  // 10x the pickle + 64 MB on any input. Past it the run stops with kLimit (TL813).
+  l.max_graph_bytes = std::min<uint64_t>(std::max<uint64_t>(32ull << 20, 6 * size), 16ull << 30);
   return l;
 }
 
@@ -182,7 +185,8 @@ ParsedInt parse_python_int(std::string_view s, bool allow_legacy_octal) {
 class Machine {
  public:
   Machine(Bytes bytes, size_t start, uint64_t base_offset, const PickleLimits& limits)
-      : in_(bytes), pos_(start), base_(base_offset), limits_(limits) {
+      : in_(bytes), pos_(start), base_(base_offset), limits_(limits), stream_(limits.mode == ReadMode::kStream),
+        window_end_(start) {
     run_.graph = std::make_unique<ValueGraph>(bytes);
     if (bytes.size() - std::min(start, bytes.size()) > (1u << 16)) run_.graph->reserve_for(bytes.size() - start);
     run_.start = base_offset + start;
@@ -221,31 +225,61 @@ class Machine {
   }
 
   // --- input ---------------------------------------------------------------------------
+  // Where a read of `n` bytes starts (see ReadMode): as a stream, a read the buffer
+  // cannot satisfy skips the buffer's rest. `window_end_` is the stream's file position.
+  size_t read_start(size_t n) {
+    if (!stream_ || pos_ >= window_end_ || n <= window_end_ - pos_) return pos_;
+    skipped_stream();
+    return window_end_;
+  }
+  void consumed(size_t end) {
+    pos_ = end;
+    if (pos_ > window_end_) window_end_ = pos_;
+  }
+  void skipped_stream() {
+    if (!run_.stream_skipped) run_.stream_skip_offset = base_ + op_start_;
+    run_.stream_skipped = true;
+  }
   bool read(size_t n, Bytes& out) {
+    size_t at = read_start(n);
+    if (n > in_.size() - at) return false;
+    out = in_.substr(at, n);
+    consumed(at + n);
+    return true;
+  }
+  // readinto: the buffer's rest, then the file; contiguous in both modes.
+  bool read_contiguous(size_t n, Bytes& out) {
     if (n > in_.size() - pos_) return false;
     out = in_.substr(pos_, n);
-    pos_ += n;
+    consumed(pos_ + n);
     return true;
   }
   bool read_le(unsigned width, uint64_t& out) {
-    if (width > in_.size() - pos_) return false;
-    const char* p = in_.data() + pos_;
+    size_t at = read_start(width);
+    if (width > in_.size() - at) return false;
+    const char* p = in_.data() + at;
     switch (width) {
       case 1: out = static_cast<uint8_t>(*p); break;
       case 2: out = le16(p); break;
       case 4: out = le32(p); break;
       default: out = le64(p); break;
     }
-    pos_ += width;
+    consumed(at + width);
     return true;
   }
-  // A protocol-0 argument: the text up to (not including) the next newline.
+  // A protocol-0 argument: the text up to (not including) the next newline. As a stream,
+  // a line the buffer does not finish is read with readline() from the file position.
   bool readline(Bytes& out) {
-    const void* nl = std::memchr(in_.data() + pos_, '\n', in_.size() - pos_);
+    size_t at = pos_;
+    if (stream_ && pos_ < window_end_ && !std::memchr(in_.data() + pos_, '\n', window_end_ - pos_)) {
+      skipped_stream();
+      at = window_end_;
+    }
+    const void* nl = std::memchr(in_.data() + at, '\n', in_.size() - at);
     if (!nl) return false;
     size_t end = static_cast<size_t>(static_cast<const char*>(nl) - in_.data());
-    out = in_.substr(pos_, end - pos_);
-    pos_ = end + 1;
+    out = in_.substr(at, end - at);
+    consumed(end + 1);
     return true;
   }
 
@@ -433,6 +467,8 @@ class Machine {
   std::vector<ValueId> memo_;
   uint64_t memo_filled_ = 0;
   size_t frame_end_ = 0;  // 0: no frame open
+  bool stream_ = false;
+  size_t window_end_ = 0;  // kStream: end of the unpickler's buffer (the file position)
   size_t op_start_ = 0;
   uint8_t opcode_ = 0;
   uint8_t protocol_ = 0;
@@ -445,6 +481,7 @@ bool Machine::step() {
   op_start_ = pos_;
   if (pos_ >= in_.size()) return fail(PickleStatus::kTruncated, "pickle data ends before STOP", pos_);
   opcode_ = static_cast<uint8_t>(in_[pos_++]);
+  if (pos_ > window_end_) window_end_ = pos_;
   if (!note_opcode()) return false;
 
   bool ok = true;
@@ -463,6 +500,16 @@ bool Machine::step() {
       break;
     case op::FRAME:
       if (!read_le(8, n)) return truncated("FRAME");
+      if (stream_ && (pos_ >= window_end_ || n > window_end_ - pos_)) {
+        // load_frame reads the frame into the buffer and rewinds to its start: from the
+        // file position, so an unfinished earlier buffer is skipped.
+        if (pos_ < window_end_) {
+          skipped_stream();
+          pos_ = window_end_;
+        }
+        if (n > in_.size() - pos_) return fail(PickleStatus::kTruncated, "FRAME of " + std::to_string(n) + " bytes runs past the end of the data", op_start_);
+        window_end_ = pos_ + n;
+      }
       if (n > in_.size() - pos_) return fail(PickleStatus::kTruncated, "FRAME of " + std::to_string(n) + " bytes runs past the end of the data", op_start_);
       if (frame_end_ && op_start_ < frame_end_) {
         run_.frame_straddled = true;
@@ -671,7 +718,7 @@ bool Machine::step() {
     case op::BYTEARRAY8: {
       unsigned width = opcode_ == op::SHORT_BINBYTES ? 1 : opcode_ == op::BINBYTES ? 4 : 8;
       if (!read_le(width, n)) return truncated(op::name(opcode_));
-      if (!read(n, arg)) return truncated(op::name(opcode_));
+      if (!read_contiguous(n, arg)) return truncated(op::name(opcode_));
       push(g().add_string_view(arg, ValueKind::kBytes));
       break;
     }

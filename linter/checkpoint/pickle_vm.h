@@ -26,9 +26,19 @@
 
 namespace torchlint::ckpt {
 
+// How the unpickler receives the bytes. CPython's C unpickler reads a buffer (pickle.loads)
+// contiguously; reading a file object without `peek` (torch.load's io.BytesIO of a zip
+// record) it holds one buffer at a time: a FRAME's bytes, or exactly what the last read
+// asked for. A read that the buffer cannot satisfy goes to the file, which is positioned
+// past the buffer's end, so what was left of the frame is skipped. Bytes payloads
+// (BINBYTES*, BYTEARRAY8) are read with readinto, which takes the buffer's rest first and
+// stays contiguous. Pickles that never cross a frame's end read the same either way.
+enum class ReadMode : uint8_t { kBuffer, kStream };
+
 struct PickleLimits {
   uint64_t max_memo_index = 0;    // highest memo index a PUT may use
   uint64_t max_graph_bytes = 0;   // memory the value graph may take
+  ReadMode mode = ReadMode::kBuffer;
   // Limits for a pickle of `size` bytes.
   static PickleLimits for_size(uint64_t size);
 };
@@ -83,6 +93,10 @@ struct PickleRun {
   std::vector<Hazard> hazards;
   bool frame_straddled = false;  // an opcode crossed a FRAME end (pure-Python pickle refuses)
   uint64_t frame_straddle_offset = 0;
+  // kStream: a read crossed the end of the stream buffer and skipped the frame's rest
+  // (the bytes a buffer reader would have used instead).
+  bool stream_skipped = false;
+  uint64_t stream_skip_offset = 0;
   bool proto_not_first = false;
   uint64_t memo_gets = 0, memo_puts = 0, dups = 0;
 

@@ -30,6 +30,11 @@ PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64
 // records each as a pickle of the file that torch does not load itself.
 void scan_embedded_pickles(CheckpointFile& file, const ReaderOptions& options);
 
+// The pickles torch.load reads as a stream, read again that way (see ReadMode) when they
+// use frames: where the stream reading parts from the buffer reading, a TL812 issue, and
+// the stream reading is recorded as a pickle of the file (what torch.load really runs).
+void scan_stream_readings(CheckpointFile& file, const ReaderOptions& options);
+
 // Parses a NumPy header dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }.
 struct NpyHeader {
   std::string descr;

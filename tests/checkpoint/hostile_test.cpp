@@ -426,3 +426,80 @@ TEST_CASE("absurd sizes are refused before anything is allocated") {
   Inspected rz = inspect(z32);
   CHECK(rz.has("TL813"));
 }
+
+TEST_CASE("verdict by allowlist: what is not known to be safe is TL810, never TL811 alone") {
+  // Library callables that execute strings, load code or write files, with no name any
+  // denylist carries (graph-module reducers, yaml loaders, file writers).
+  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"torch.fx.graph_module", "reduce_graph_module"}, {"torch.fx.graph_module", "_deserialize_graph_module"},
+           {"yaml", "unsafe_load"}, {"yaml", "full_load"}, {"numpy", "save"}, {"torch", "save"},
+           {"gzip", "open"}, {"bz2", "open"}, {"lzma", "open"}, {"mylib.utils", "Helper"}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    Inspected r = inspect(zip_with_pickle(Pickle().proto(2).global(m, n).unicode("x").tuple1().reduce().stop()));
+    CHECK_MESSAGE(r.has("TL810"), r.text());
+    CHECK_FALSE(r.has("TL811"));
+    CHECK(assess_file_safety(*r.file).level == SafetyLevel::kDangerous);
+  }
+  // Dotted names that reach a dangerous callable through another module's attributes.
+  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"tempfile", "_os.system"}, {"torch.serialization", "os.system"}, {"torch.hub", "sys.modules.get"},
+           {"shutil", "os.system"}, {"mylib", "_subprocess.Popen"}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    std::string p = Pickle().proto(4).short_unicode(m).short_unicode(n).stack_global().unicode("x").tuple1().reduce().stop();
+    Inspected r = inspect(zip_with_pickle(p));
+    CHECK_MESSAGE(r.has("TL810"), r.text());
+    CHECK(r.text().find("resolves to") != std::string::npos);
+  }
+  // Reviewed reconstructors: needs trust, no code found.
+  Inspected ns = inspect(zip_with_pickle(Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop()));
+  CHECK_MESSAGE(ns.codes == std::set<std::string>{"TL811"}, ns.text());
+  CHECK(assess_file_safety(*ns.file).level == SafetyLevel::kNeedsTrust);
+}
+
+TEST_CASE("stream vs buffer: an opcode that runs past its FRAME is read differently by torch.load") {
+  // torch.load reads data.pkl through io.BytesIO: the C unpickler holds the frame as its
+  // buffer, and a read the frame cannot finish is taken from after the frame. A buffer
+  // reader sees `builtins.open` as the payload of a SHORT_BINBYTES; the stream reader
+  // runs it (confirmed with torch 1.13: the marker file is created).
+  const std::string k = "\x08";
+  std::string frame = std::string("\x8c") + k + "A";  // SHORT_BINUNICODE of 8 bytes, 1 inside the frame
+  std::string s = "cbuiltins\nopen\n(V/tmp/marker\nVw\ntR";
+  s += (100 - s.size()) % 2 ? std::string("K\x00" "0", 3) : "";
+  while (s.size() < 100) s += "N0";
+  REQUIRE(s.size() == 100);
+  std::string pickle = std::string("\x80\x04\x95", 3);
+  for (int i = 0; i < 8; ++i) pickle += static_cast<char>(i == 0 ? frame.size() : 0);
+  pickle += frame + std::string(7, 'j') + "C" + s + "\x86.";
+  Inspected r = inspect(zip_with_pickle(pickle));
+  CHECK_MESSAGE(r.has("TL812"), r.text());
+  CHECK(r.has("TL810"));
+  CHECK(r.text().find("as a stream") != std::string::npos);
+  // The same bytes without the frame crossing: nothing to report about streams.
+  std::string aligned = std::string("\x80\x04\x95", 3);
+  std::string body = Pickle().short_unicode("ab").bytes();
+  for (int i = 0; i < 8; ++i) aligned += static_cast<char>(i == 0 ? body.size() : 0);
+  aligned += body + ".";
+  Inspected ok = inspect(zip_with_pickle(aligned));
+  CHECK_FALSE(ok.has("TL812"));
+  CHECK_FALSE(ok.has("TL810"));
+}
+
+TEST_CASE("resources: bombs and opcode floods give one clear finding") {
+  // data.pkl declares 1 GiB from 1 MB: refused before inflating.
+  ZipMember pkl{"archive/data.pkl", std::string("\x80\x02", 2) + std::string(65 << 20, 'N') + "."};
+  pkl.method = 8;
+  std::vector<ZipMember> members{pkl, {"archive/version", "3\n"}};
+  Inspected bomb = inspect(build_zip(members));
+  CHECK_MESSAGE(bomb.has("TL813"), bomb.text());
+  CHECK(bomb.text().find("bomb") != std::string::npos);
+  CHECK(bomb.file->fatal());
+  // 10^6 BUILD opcodes: one finding with a count, not 10^6.
+  std::string flood("\x80\x02]", 3);
+  for (int i = 0; i < 1000000; ++i) flood += "K\x01" "b";
+  flood += ".";
+  Inspected r = inspect(flood, "flood.pkl");
+  CHECK(r.diagnostics.size() == 1);
+  CHECK_MESSAGE(r.text().find("999999 more") != std::string::npos, r.text());
+}
