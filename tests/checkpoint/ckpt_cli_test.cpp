@@ -47,6 +47,38 @@ TEST_CASE("clean, findings, and unreadable files: exit 0, 1, 2; other files stil
   CHECK(run("ckpt missing.pt", d.path).exit == 2);
 }
 
+TEST_CASE("--allow-global: one name per occurrence, code-running names refused") {
+  Dir d;
+  d.write("ns.pt", build_zip(torch_members(Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop(), {})));
+  d.write("other/evil.pkl", os_system_pickle(2));
+  // The path after the option stays a path (the current directory is not scanned instead).
+  Result trusted = run("ckpt --allow-global argparse.Namespace ns.pt", d.path);
+  CHECK(trusted.exit == 0);
+  CHECK(trusted.out.find("evil.pkl") == std::string::npos);
+  Result repeated = run("ckpt --allow-global argparse.Namespace --allow-global mylib.Config ns.pt", d.path);
+  CHECK(repeated.exit == 0);
+  for (const char* name : {"builtins.eval", "builtins.exec", "os.system", "subprocess.Popen", "posix.system", "sys.modules"}) {
+    CAPTURE(name);
+    Result refused = run(std::string("ckpt --allow-global ") + name + " ns.pt", d.path);
+    CHECK(refused.exit == 2);
+    CHECK(refused.err.find("refused") != std::string::npos);
+  }
+}
+
+TEST_CASE("--max-inflate: a compressed member past the limit is TL813, the others are still read") {
+  Dir d;
+  std::vector<ZipMember> members = torch_members(benign_pickle(), benign_storages());
+  members[0].method = 8;  // data.pkl deflated
+  d.write("deflated.pt", build_zip(members));
+  d.write("good.pt", benign_zip());
+  CHECK(run("ckpt deflated.pt", d.path).exit == 0);
+  Result small = run("ckpt deflated.pt good.pt --max-inflate 100B --output-format concise", d.path);
+  CHECK(small.exit == 2);
+  CHECK(small.out.find("deflated.pt:1:1: TL813") != std::string::npos);
+  CHECK(small.out.find("--max-inflate") != std::string::npos);
+  CHECK(run("ckpt deflated.pt --max-inflate lots", d.path).exit == 2);
+}
+
 TEST_CASE("machine formats carry the findings only; selection works") {
   Dir d;
   d.write("evil.pkl", os_system_pickle(4));
