@@ -15,6 +15,7 @@ inline constexpr std::string_view kDataParallelFunction = "torch.nn.parallel.dat
 inline constexpr std::string_view kDistributedDataParallel = "torch.nn.parallel.distributed.DistributedDataParallel";
 inline constexpr std::string_view kDataLoaderClass = "torch.utils.data.dataloader.DataLoader";
 inline constexpr std::string_view kTorchLoad = "torch.serialization.load";
+inline constexpr std::string_view kTorchSave = "torch.serialization.save";
 inline constexpr std::string_view kNoGrad = "torch.autograd.grad_mode.no_grad";
 inline constexpr std::string_view kEnableGrad = "torch.autograd.grad_mode.enable_grad";
 inline constexpr std::string_view kInferenceMode = "torch.autograd.grad_mode.inference_mode";

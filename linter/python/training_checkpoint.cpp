@@ -570,7 +570,7 @@ std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticMo
 namespace {
 
 bool is_torch_save(const std::optional<std::string>& q) {
-  return q == "torch.save" || q == "torch.serialization.save";
+  return q == api::kTorchSave;
 }
 
 // A loop that runs epochs or training steps.

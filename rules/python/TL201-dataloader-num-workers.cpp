@@ -1,4 +1,6 @@
 // TL201 dataloader-num-workers: a training DataLoader that loads in the main process.
+#include <unordered_set>
+
 #include "python/api_tables.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
@@ -45,6 +47,7 @@ bool explained(const CallEvent& call, const SemanticModel& model) {
 }
 
 constexpr std::string_view kIndexesMemoryFact = "getitem-indexes-memory";
+constexpr std::string_view kPadsTokensFact = "collate-pads-tokens";
 
 // `return self.data[index]`, `return self.x[i], self.y[i]`: an item is a slice of tensors
 // already in memory.
@@ -109,9 +112,29 @@ class DataloaderNumWorkers final : public Rule {
                       std::move(conditions));
   }
 
+  // `collator = DataCollatorWithPadding(tokenizer)`, then `collate_fn=collator`.
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override {
+    const Syntax& syn = Syntax::get();
+    if (ts_node_is_null(event.value) || syn.kind(event.target) != Kind::kIdentifier) return;
+    std::string name(ctx.text(event.target));
+    if (syn.kind(event.value) == Kind::kCall) {
+      auto q = ctx.model().resolve_qualified_name(field(event.value, syn.fields().function));
+      if (q && is_text_collator(*q)) {
+        collators_.insert(std::move(name));
+        return;
+      }
+    }
+    collators_.erase(name);
+  }
+
   void on_function_end(const FunctionState& fn, RuleContext& ctx) override {
     if (fn.name == "__getitem__" && fn.enclosing_class >= 0 && getitem_indexes_memory(fn, ctx.model())) {
       ctx.add_fact(kIndexesMemoryFact);
+    }
+    // `def collate_fn(examples): return tokenizer.pad(examples, ...)`: batches of
+    // pre-tokenized text, padded.
+    if (!fn.is_module_level && ctx.text(fn.node).find("tokenizer.pad(") != std::string_view::npos) {
+      ctx.add_fact(kPadsTokensFact);
     }
   }
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
@@ -121,7 +144,25 @@ class DataloaderNumWorkers final : public Rule {
   // Worker processes only add start-up and IPC cost when an item is a slice of tensors
   // already in memory: a `TensorDataset`, or a project dataset class whose `__getitem__`
   // just indexes its own attributes (decided by the project pass, `conditions`).
-  static bool in_memory(const CallEvent& call, RuleContext& ctx, std::vector<ProjectCondition>& conditions) {
+  static bool is_text_collator(std::string_view q) {
+    return q.starts_with("transformers.") && (q.find("DataCollator") != std::string_view::npos ||
+                                              q.ends_with("default_data_collator"));
+  }
+
+  bool in_memory(const CallEvent& call, RuleContext& ctx, std::vector<ProjectCondition>& conditions) const {
+    // Pre-tokenized text batched by a transformers data collator: an item is a row of an
+    // Arrow table already in memory, and the collator only pads and stacks.
+    TSNode collate = TrainingLoaderTracker::argument(call, ctx, "collate_fn", 7);
+    if (!ts_node_is_null(collate)) {
+      const Syntax& syn = Syntax::get();
+      TSNode fn = syn.kind(collate) == Kind::kCall ? field(collate, syn.fields().function) : collate;
+      auto q = ctx.model().resolve_qualified_name(fn);
+      if (syn.kind(collate) == Kind::kIdentifier && collators_.contains(std::string(ctx.text(collate)))) return true;
+      if (q && is_text_collator(*q)) return true;
+      if (q && !api::is_external_package(std::string_view(*q).substr(0, q->find('.')))) {
+        conditions.push_back({ProjectCondition::Kind::kReachableLacks, {*q}, std::string(kPadsTokensFact), ""});
+      }
+    }
     TSNode dataset = TrainingLoaderTracker::argument(call, ctx, "dataset", 0);
     if (ts_node_is_null(dataset)) return false;
     ValueInfo v = ctx.model().infer_value(dataset);
@@ -134,6 +175,7 @@ class DataloaderNumWorkers final : public Rule {
   }
 
   TrainingLoaderTracker tracker_;
+  std::unordered_set<std::string> collators_;
 };
 
 }  // namespace

@@ -32,21 +32,47 @@ class UnsafeTorchLoad final : public Rule {
     TSNode weights_only = call.keyword("weights_only", ctx.model().source());
     if (!ts_node_is_null(weights_only)) {
       if (Syntax::get().kind(weights_only) == Kind::kFalse) {
-        ctx.report(call.node,
-                   "`torch.load(..., weights_only=False)` unpickles arbitrary objects: loading an untrusted "
-                   "checkpoint runs its code; load with `weights_only=True` (allowlist extra types with "
-                   "`torch.serialization.add_safe_globals`)");
+        pending_.push_back({call.node,
+                            "`torch.load(..., weights_only=False)` unpickles arbitrary objects: loading an untrusted "
+                            "checkpoint runs its code; load with `weights_only=True` (allowlist extra types with "
+                            "`torch.serialization.add_safe_globals`)",
+                            std::nullopt});
       }
       return;  // True, or a value torchlint cannot decide
     }
     if (call.has_kwargs_splat || ctx.options().target_torch >= kWeightsOnlyDefault) return;
     bool pickle_module = !ts_node_is_null(call.keyword("pickle_module", ctx.model().source())) ||
                          call.positional_count() >= 3 || call.has_args_splat;
-    ctx.report(call.node,
-               "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6 (target-torch " +
-                   ctx.options().target_torch.str() + "): loading an untrusted checkpoint runs its code",
-               pickle_module ? std::nullopt : add_weights_only(call));
+    pending_.push_back({call.node,
+                        "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6 "
+                        "(target-torch " + ctx.options().target_torch.str() +
+                            "): loading an untrusted checkpoint runs its code",
+                        pickle_module ? std::nullopt : add_weights_only(call)});
   }
+
+  // A pytest module (a test file by name that defines `test_*` functions) loads the
+  // fixtures its tests are given: not where untrusted files arrive. A script that is only
+  // named `test_*.py` (`test_on_image.py`) is still judged.
+  void on_function_end(const FunctionState& fn, RuleContext&) override {
+    if (fn.name.starts_with("test")) defines_tests_ = true;
+  }
+
+  void on_module_end(RuleContext& ctx) override {
+    if (!(ctx.model().is_pytest_file() && defines_tests_)) {
+      for (auto& p : pending_) ctx.report(p.node, std::move(p.message), std::move(p.fix));
+    }
+    pending_.clear();
+    defines_tests_ = false;
+  }
+
+ private:
+  struct Pending {
+    TSNode node;
+    std::string message;
+    std::optional<Fix> fix;
+  };
+  std::vector<Pending> pending_;
+  bool defines_tests_ = false;
 };
 
 }  // namespace

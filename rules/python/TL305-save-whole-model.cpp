@@ -29,7 +29,7 @@ class SaveWholeModel final : public Rule {
       std::string root = receiver_root(call.receiver, model);
       if (!root.empty()) modules_.insert(root);
     }
-    if (call.qualname != "torch.save" && call.qualname != "torch.serialization.save") return;
+    if (call.qualname != api::kTorchSave) return;
     TSNode obj = call.keyword("obj", model.source());
     if (ts_node_is_null(obj)) obj = call.positional(0);
     if (ts_node_is_null(obj)) return;
