@@ -113,13 +113,19 @@ CheckpointDiff diff_checkpoints(const CheckpointFile& a, const CheckpointFile& b
       continue;
     }
     if (compare_values && va.tensor >= 0 && vb.tensor >= 0) {
-      auto diff = max_abs_difference(a, a.tensors[va.tensor], b, b.tensors[vb.tensor]);
+      auto diff = ckpt::compare_values(a, a.tensors[va.tensor], b, b.tensors[vb.tensor]);
       if (diff) {
         ++d.compared_values;
-        if (*diff > 0) {
-          char buf[64];
-          std::snprintf(buf, sizeof buf, "max |a - b| = %.6g", *diff);
-          d.entries.push_back({DiffEntry::Kind::kChanged, k, before, before + ", " + buf});
+        if (diff->differing > 0) {
+          std::string what = std::to_string(diff->differing) + " of " + std::to_string(a.tensors[va.tensor].numel) +
+                             " elements differ";
+          if (diff->differing > diff->nan_mismatch) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, ", max |a - b| = %.6g", diff->max_abs);
+            what += buf;
+          }
+          if (diff->nan_mismatch) what += ", " + std::to_string(diff->nan_mismatch) + " NaN on one side only";
+          d.entries.push_back({DiffEntry::Kind::kChanged, k, before, before + ", " + what});
           continue;
         }
       }

@@ -346,8 +346,53 @@ void scan_values(CheckpointFile& file, const std::function<void(uint64_t, uint64
   }
 }
 
-std::optional<double> max_abs_difference(const CheckpointFile& a, const TensorInfo& ta, const CheckpointFile& b, const TensorInfo& tb) {
-  if (ta.dtype != tb.dtype || ta.numel != tb.numel || !scannable(ta.dtype) || !ta.contiguous() || !tb.contiguous()) return std::nullopt;
+namespace {
+
+bool comparable(DType d) {
+  switch (d) {
+    case DType::kFloat64: case DType::kFloat32: case DType::kFloat16: case DType::kBFloat16:
+    case DType::kInt64: case DType::kInt32: case DType::kInt16: case DType::kInt8:
+    case DType::kUInt64: case DType::kUInt32: case DType::kUInt16: case DType::kUInt8: case DType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One element as a double (exact for integers below 2^53; larger ones still compare by
+// their bits below).
+double element(DType dtype, const char* p, bool swap) {
+  auto load = [&]<class U>(U) {
+    U bits;
+    std::memcpy(&bits, p, sizeof(U));
+    if (swap) {
+      if constexpr (sizeof(U) == 8) bits = static_cast<U>(__builtin_bswap64(static_cast<uint64_t>(bits)));
+      else if constexpr (sizeof(U) == 4) bits = static_cast<U>(__builtin_bswap32(static_cast<uint32_t>(bits)));
+      else if constexpr (sizeof(U) == 2) bits = static_cast<U>(__builtin_bswap16(static_cast<uint16_t>(bits)));
+    }
+    return bits;
+  };
+  switch (dtype) {
+    case DType::kFloat64: return std::bit_cast<double>(load(uint64_t{}));
+    case DType::kFloat32: return std::bit_cast<float>(load(uint32_t{}));
+    case DType::kFloat16: return f16_to_float(load(uint16_t{}));
+    case DType::kBFloat16: return bf16_to_float(load(uint16_t{}));
+    case DType::kInt64: return static_cast<double>(load(int64_t{}));
+    case DType::kInt32: return load(int32_t{});
+    case DType::kInt16: return load(int16_t{});
+    case DType::kInt8: return load(int8_t{});
+    case DType::kUInt64: return static_cast<double>(load(uint64_t{}));
+    case DType::kUInt32: return load(uint32_t{});
+    case DType::kUInt16: return load(uint16_t{});
+    default: return static_cast<uint8_t>(*p);  // uint8, bool
+  }
+}
+
+}  // namespace
+
+std::optional<ValueDifference> compare_values(const CheckpointFile& a, const TensorInfo& ta, const CheckpointFile& b,
+                                              const TensorInfo& tb) {
+  if (ta.dtype != tb.dtype || ta.numel != tb.numel || !comparable(ta.dtype) || !ta.contiguous() || !tb.contiguous()) return std::nullopt;
   if (ta.storage < 0 || tb.storage < 0) return std::nullopt;
   const StorageInfo& sa = a.storages[ta.storage];
   const StorageInfo& sb = b.storages[tb.storage];
@@ -357,41 +402,38 @@ std::optional<double> max_abs_difference(const CheckpointFile& a, const TensorIn
   uint64_t oa = sa.data_offset + static_cast<uint64_t>(ta.storage_offset) * el;
   uint64_t ob = sb.data_offset + static_cast<uint64_t>(tb.storage_offset) * el;
   if (!range_fits(oa, ta.numel * el, fa.size()) || !range_fits(ob, tb.numel * el, fb.size())) return std::nullopt;
-  double worst = 0;
-  auto value = [&](const char* p, bool swap) -> double {
-    switch (ta.dtype) {
-      case DType::kFloat64: {
-        uint64_t bits;
-        std::memcpy(&bits, p, 8);
-        return std::bit_cast<double>(swap ? __builtin_bswap64(bits) : bits);
+  const bool floating = ta.dtype == DType::kFloat64 || ta.dtype == DType::kFloat32 || ta.dtype == DType::kFloat16 ||
+                        ta.dtype == DType::kBFloat16;
+  ValueDifference out;
+  constexpr uint64_t kChunk = 16ull << 20;  // bytes per side between hand-backs
+  uint64_t per_chunk = std::max<uint64_t>(1, kChunk / el);
+  for (uint64_t begin = 0; begin < ta.numel; begin += per_chunk) {
+    uint64_t end = std::min(ta.numel, begin + per_chunk);
+    a.bytes->advise_sequential(oa + begin * el, (end - begin) * el);
+    b.bytes->advise_sequential(ob + begin * el, (end - begin) * el);
+    // Most of two checkpoints' tensors are bit-identical: compare whole chunks first.
+    bool same_chunk = sa.big_endian == sb.big_endian &&
+                      std::memcmp(fa.data() + oa + begin * el, fb.data() + ob + begin * el, (end - begin) * el) == 0;
+    for (uint64_t i = same_chunk ? end : begin; i < end; ++i) {
+      const char* pa = fa.data() + oa + i * el;
+      const char* pb = fb.data() + ob + i * el;
+      if (sa.big_endian == sb.big_endian && std::memcmp(pa, pb, el) == 0) continue;  // same bits
+      double x = element(ta.dtype, pa, sa.big_endian), y = element(ta.dtype, pb, sb.big_endian);
+      if (floating && (std::isnan(x) || std::isnan(y))) {
+        if (std::isnan(x) != std::isnan(y)) {
+          ++out.nan_mismatch;
+          ++out.differing;
+        }
+        continue;
       }
-      case DType::kFloat32: {
-        uint32_t bits;
-        std::memcpy(&bits, p, 4);
-        return std::bit_cast<float>(swap ? __builtin_bswap32(bits) : bits);
-      }
-      case DType::kFloat16: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return f16_to_float(swap ? __builtin_bswap16(h) : h);
-      }
-      default: {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        return bf16_to_float(swap ? __builtin_bswap16(h) : h);
-      }
+      if (x == y) continue;  // -0.0 and 0.0, or the same value in another byte order
+      ++out.differing;
+      out.max_abs = std::max(out.max_abs, std::fabs(x - y));
     }
-  };
-  for (uint64_t i = 0; i < ta.numel; ++i) {
-    double x = value(fa.data() + oa + i * el, sa.big_endian), y = value(fb.data() + ob + i * el, sb.big_endian);
-    double d = std::fabs(x - y);
-    if (std::isnan(d)) {
-      if (std::isnan(x) != std::isnan(y)) return std::numeric_limits<double>::infinity();
-      continue;
-    }
-    worst = std::max(worst, d);
+    a.bytes->advise_done(oa + begin * el, (end - begin) * el);
+    b.bytes->advise_done(ob + begin * el, (end - begin) * el);
   }
-  return worst;
+  return out;
 }
 
 }  // namespace torchlint::ckpt

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iostream>
 
 #include "registry/all_rules.h"
@@ -255,26 +256,86 @@ int CkptCommand::run_inspect() const {
   return exit_code;
 }
 
+namespace {
+
+// One side of a diff: a file, or every checkpoint file of a directory (a Trainer
+// `checkpoint-N/`), keyed by its path inside the directory.
+struct DiffSide {
+  ckpt::Inspection inspection;
+  std::map<std::string, const ckpt::CheckpointFile*> files;
+  std::string safety;  // the verdict line, worst file first
+};
+
+bool read_diff_side(const std::string& path, const ckpt::InspectOptions& options, DiffSide& side) {
+  side.inspection = ckpt::inspect_paths({path}, options);
+  bool ok = side.inspection.errors.empty();
+  for (const auto& e : side.inspection.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
+  std::error_code ec;
+  const bool directory = fs::is_directory(path, ec);
+  for (const auto& file : side.inspection.files) {
+    if (file->fatal()) {
+      for (const auto& issue : file->issues) {
+        if (issue.fatal) std::cerr << "torchlint: error: " << file->display << ": cannot be read completely: " << issue.message << '\n';
+      }
+      ok = false;
+      continue;
+    }
+    std::string key = directory ? fs::path(file->path).lexically_relative(path).generic_string() : std::string();
+    side.files[key] = file.get();
+  }
+  if (side.files.empty() && ok) {
+    std::cerr << "torchlint: error: " << path << ": no checkpoint file\n";
+    ok = false;
+  }
+  ckpt::Safety worst;
+  bool first = true;
+  for (const auto& cp : side.inspection.checkpoints) {
+    ckpt::Safety s = ckpt::assess_checkpoint_safety(cp);
+    if (first || s.level > worst.level) worst = s;
+    first = false;
+  }
+  side.safety = worst.text;
+  return ok;
+}
+
+}  // namespace
+
 int CkptCommand::run_diff() const {
   ckpt::InspectOptions options = inspect_options({}, false);
-  std::unique_ptr<ckpt::CheckpointFile> files[2];
+  DiffSide sides[2];
   for (int i = 0; i < 2; ++i) {
-    std::string error;
-    files[i] = ckpt::inspect_file(diff_paths_[i], diff_paths_[i], options, error);
-    if (!files[i]) {
-      std::cerr << "torchlint: error: " << diff_paths_[i] << ": " << error << '\n';
-      return kExitError;
-    }
-    if (files[i]->fatal()) {
-      for (const auto& issue : files[i]->issues) {
-        if (issue.fatal) std::cerr << "torchlint: error: " << diff_paths_[i] << ": cannot be read completely: " << issue.message << '\n';
-      }
-      return kExitError;
-    }
+    if (!read_diff_side(diff_paths_[i], options, sides[i])) return kExitError;
   }
-  ckpt::CheckpointDiff diff = ckpt::diff_checkpoints(*files[0], *files[1], diff_scan_values_ || scan_values_);
-  std::cout << ckpt::render_diff(diff, diff_paths_[0], diff_paths_[1], color_for(color_, true));
-  return diff.identical() ? kExitClean : kExitFindings;
+  // What loading each side would do comes before what changed in it.
+  std::cout << "safety of " << diff_paths_[0] << ": " << sides[0].safety << '\n'
+            << "safety of " << diff_paths_[1] << ": " << sides[1].safety << '\n';
+  bool identical = true;
+  const bool values = diff_scan_values_ || scan_values_;
+  const bool color = color_for(color_, true);
+  // Single files are compared whatever their names; directories file by file.
+  if (sides[0].files.size() == 1 && sides[1].files.size() == 1 && sides[0].files.begin()->first.empty() &&
+      sides[1].files.begin()->first.empty()) {
+    ckpt::CheckpointDiff diff = ckpt::diff_checkpoints(*sides[0].files.begin()->second, *sides[1].files.begin()->second, values);
+    std::cout << ckpt::render_diff(diff, diff_paths_[0], diff_paths_[1], color);
+    return diff.identical() ? kExitClean : kExitFindings;
+  }
+  for (const auto& [key, file] : sides[0].files) {
+    auto other = sides[1].files.find(key);
+    if (other == sides[1].files.end()) {
+      std::cout << "- " << key << "  (only in " << diff_paths_[0] << ")\n";
+      identical = false;
+      continue;
+    }
+    ckpt::CheckpointDiff diff = ckpt::diff_checkpoints(*file, *other->second, values);
+    identical = identical && diff.identical();
+    std::cout << ckpt::render_diff(diff, file->display, other->second->display, color);
+  }
+  for (const auto& [key, file] : sides[1].files) {
+    if (sides[0].files.contains(key)) continue;
+    std::cout << "+ " << key << "  (only in " << diff_paths_[1] << ")\n";
+    identical = false;
+  }
+  return identical ? kExitClean : kExitFindings;
 }
 
 void add_checkpoint_findings(const std::vector<std::string>& paths, const RuleSet& enabled, LintOutcome& outcome) {

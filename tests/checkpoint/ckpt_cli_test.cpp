@@ -135,6 +135,37 @@ TEST_CASE("ckpt diff") {
   CHECK(changed.out.find("+ head.bias") != std::string::npos);
 }
 
+TEST_CASE("ckpt diff: safety first, integer tensors, NaN, Trainer directories") {
+  Dir d;
+  d.write("a.pt", benign_zip());
+  d.write("evil.pkl", os_system_pickle(2));
+  // Safety verdicts of both sides come first.
+  Result safety = run("ckpt diff a.pt a.pt", d.path);
+  CHECK(safety.out.rfind("safety of a.pt: safe", 0) == 0);
+  // Integer tensors (int64 step counters, token ids) are compared too.
+  std::string ints = state_dict_pickle({{"step", {2}, 2, "cpu", "LongStorage"}});
+  d.write("i1.pt", build_zip(torch_members(ints, {std::string("\x01\0\0\0\0\0\0\0\x02\0\0\0\0\0\0\0", 16)})));
+  d.write("i2.pt", build_zip(torch_members(ints, {std::string("\x01\0\0\0\0\0\0\0\x07\0\0\0\0\0\0\0", 16)})));
+  Result ints_diff = run("ckpt diff i1.pt i2.pt --scan-values", d.path);
+  CHECK(ints_diff.exit == 1);
+  CHECK_MESSAGE(ints_diff.out.find("1 of 2 elements differ, max |a - b| = 5") != std::string::npos, ints_diff.out);
+  // NaN on one side says NaN.
+  auto nan = benign_storages();
+  const float q = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(nan[0].data(), &q, 4);
+  d.write("nan.pt", build_zip(torch_members(benign_pickle(), nan)));
+  Result nan_diff = run("ckpt diff a.pt nan.pt --scan-values", d.path);
+  CHECK_MESSAGE(nan_diff.out.find("1 NaN on one side only") != std::string::npos, nan_diff.out);
+  // Trainer directories: file by file, and files only on one side.
+  d.write("run1/checkpoint-10/model.pt", benign_zip());
+  d.write("run1/checkpoint-10/optimizer.pt", benign_zip());
+  d.write("run2/checkpoint-10/model.pt", build_zip(torch_members(benign_pickle(), nan)));
+  Result dirs = run("ckpt diff run1/checkpoint-10 run2/checkpoint-10 --scan-values", d.path);
+  CHECK(dirs.exit == 1);
+  CHECK_MESSAGE(dirs.out.find("NaN on one side only") != std::string::npos, dirs.out);
+  CHECK(dirs.out.find("- optimizer.pt  (only in run1/checkpoint-10)") != std::string::npos);
+}
+
 TEST_CASE("rules and docs are registered; check --include-checkpoints inspects checkpoints") {
   Dir d;
   Result rules = run("rules", d.path);
