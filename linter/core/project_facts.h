@@ -27,6 +27,11 @@ inline constexpr const char* kTrainDataContext = "train-data";
 // The fact of a function that steps an optimizer outside any loop of its own: one call is
 // one training step (`_run_batch`, `train_step`), not a whole epoch.
 inline constexpr const char* kTrainsStepFact = "trains-step";
+// A dataset class's `__getitem__` that makes no call and slices its own attributes: an
+// item is a slice of tensors already in memory.
+inline constexpr const char* kItemsInMemoryFact = "items-in-memory";
+// A function that pads pre-tokenized examples with `tokenizer.pad(...)` (a collate_fn).
+inline constexpr const char* kPadsTokensFact = "pads-tokens";
 // The context of a call made while a model of the caller is in eval mode.
 inline constexpr const char* kEvalModeContext = "eval-mode";
 // The context of a function passed as a value (a callback, a launcher's target) rather

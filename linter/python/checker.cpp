@@ -611,8 +611,50 @@ void Checker::add_fact(FunctionState& fn, std::string_view fact) {
 
 void Checker::add_fact(std::string_view fact) { add_fact(model_.function(), fact); }
 
+// Whether `node` holds a call anywhere (a bounded walk: a `__getitem__` is small).
+static bool holds_call(TSNode node, int budget = 4096) {
+  const Syntax& syn = Syntax::get();
+  std::vector<TSNode> work{node};
+  while (!work.empty() && budget-- > 0) {
+    TSNode n = work.back();
+    work.pop_back();
+    if (syn.kind(n) == Kind::kCall) return true;
+    for (uint32_t i = 0, c = ts_node_named_child_count(n); i < c; ++i) work.push_back(ts_node_named_child(n, i));
+  }
+  return budget <= 0;  // too big to tell: assume it does work
+}
+
+// A `__getitem__` that makes no call at all and indexes its own attributes
+// (`return self.data[index]`; `start = i * self.n; return self.data[start:start + self.n]`):
+// an item is a slice of tensors already in memory, nothing is read, decoded or transformed.
+static bool getitem_slices_memory(const FunctionState& fn, const SemanticModel& model) {
+  const Syntax& syn = Syntax::get();
+  TSNode body = field(fn.node, syn.fields().body);
+  if (ts_node_is_null(body) || holds_call(body)) return false;
+  bool returns = false;
+  for (uint32_t i = 0, n = ts_node_named_child_count(body); i < n; ++i) {
+    TSNode stmt = ts_node_named_child(body, i);
+    Kind k = syn.kind(stmt);
+    if (k == Kind::kComment || k == Kind::kExpressionStatement) continue;  // docstrings, assignments
+    if (k == Kind::kReturnStatement) {
+      returns = true;
+      continue;
+    }
+    return false;  // branches, loops, raises: more than slicing
+  }
+  return returns && model.text(body).find("self.") != std::string_view::npos;
+}
+
 void Checker::on_function_leave(TSNode) {
   FunctionState& fn = model_.function();
+  // Facts of what a dataset or a collate function costs per item (TL201 reads them from
+  // the file that builds the DataLoader, which is seldom the one that defines them).
+  if (fn.enclosing_class >= 0 && fn.name == "__getitem__" && getitem_slices_memory(fn, model_)) {
+    add_fact(fn, kItemsInMemoryFact);
+  }
+  if (!fn.is_module_level && model_.text(fn.node).find("tokenizer.pad(") != std::string_view::npos) {
+    add_fact(fn, kPadsTokensFact);
+  }
   dispatch(Event::kFunctionEnd, [&](auto& h) { h.on_function_end(fn, *this); });
   model_.contexts_.resize(fn.context_base);
   result_.facts.functions.push_back(std::move(fn.facts));

@@ -46,49 +46,6 @@ bool explained(const CallEvent& call, const SemanticModel& model) {
   return false;
 }
 
-constexpr std::string_view kIndexesMemoryFact = "getitem-indexes-memory";
-constexpr std::string_view kPadsTokensFact = "collate-pads-tokens";
-
-// `return self.data[index]`, `return self.x[i], self.y[i]`: an item is a slice of tensors
-// already in memory.
-bool indexes_attributes(TSNode value, const SemanticModel& model) {
-  const Syntax& syn = Syntax::get();
-  if (ts_node_is_null(value)) return false;
-  Kind k = syn.kind(value);
-  if (k == Kind::kTuple || k == Kind::kExpressionList || k == Kind::kParenthesizedExpression) {
-    uint32_t n = ts_node_named_child_count(value);
-    if (n == 0) return false;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (!indexes_attributes(ts_node_named_child(value, i), model)) return false;
-    }
-    return true;
-  }
-  if (k != Kind::kSubscript) return false;
-  TSNode object = field(value, syn.fields().value);
-  return !ts_node_is_null(object) && syn.kind(object) == Kind::kAttribute &&
-         model.text(field(object, syn.fields().object)) == "self";
-}
-
-// A `__getitem__` whose whole body (a docstring aside) is one such return.
-bool getitem_indexes_memory(const FunctionState& fn, const SemanticModel& model) {
-  const Syntax& syn = Syntax::get();
-  TSNode body = field(fn.node, syn.fields().body);
-  if (ts_node_is_null(body)) return false;
-  TSNode only{};
-  for (uint32_t i = 0, n = ts_node_named_child_count(body); i < n; ++i) {
-    TSNode stmt = ts_node_named_child(body, i);
-    Kind k = syn.kind(stmt);
-    if (k == Kind::kComment) continue;
-    if (k == Kind::kExpressionStatement && ts_node_named_child_count(stmt) == 1 &&
-        syn.kind(ts_node_named_child(stmt, 0)) == Kind::kString) {
-      continue;  // docstring
-    }
-    if (!ts_node_is_null(only)) return false;
-    only = stmt;
-  }
-  if (ts_node_is_null(only) || syn.kind(only) != Kind::kReturnStatement) return false;
-  return ts_node_named_child_count(only) == 1 && indexes_attributes(ts_node_named_child(only, 0), model);
-}
 
 class DataloaderNumWorkers final : public Rule {
  public:
@@ -127,16 +84,7 @@ class DataloaderNumWorkers final : public Rule {
     collators_.erase(name);
   }
 
-  void on_function_end(const FunctionState& fn, RuleContext& ctx) override {
-    if (fn.name == "__getitem__" && fn.enclosing_class >= 0 && getitem_indexes_memory(fn, ctx.model())) {
-      ctx.add_fact(kIndexesMemoryFact);
-    }
-    // `def collate_fn(examples): return tokenizer.pad(examples, ...)`: batches of
-    // pre-tokenized text, padded.
-    if (!fn.is_module_level && ctx.text(fn.node).find("tokenizer.pad(") != std::string_view::npos) {
-      ctx.add_fact(kPadsTokensFact);
-    }
-  }
+
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
   void on_module_end(RuleContext& ctx) override { tracker_.report(ctx); }
 
@@ -160,7 +108,7 @@ class DataloaderNumWorkers final : public Rule {
       if (syn.kind(collate) == Kind::kIdentifier && collators_.contains(std::string(ctx.text(collate)))) return true;
       if (q && is_text_collator(*q)) return true;
       if (q && !api::is_external_package(std::string_view(*q).substr(0, q->find('.')))) {
-        conditions.push_back({ProjectCondition::Kind::kReachableLacks, {*q}, std::string(kPadsTokensFact), ""});
+        conditions.push_back({ProjectCondition::Kind::kReachableLacks, {*q}, kPadsTokensFact, ""});
       }
     }
     TSNode dataset = TrainingLoaderTracker::argument(call, ctx, "dataset", 0);
@@ -169,7 +117,7 @@ class DataloaderNumWorkers final : public Rule {
     if (v.kind == ValueKind::kInMemoryDataset) return true;
     if (v.kind == ValueKind::kInstance && !v.type.empty()) {
       conditions.push_back({ProjectCondition::Kind::kReachableLacks, {v.type + ".__getitem__"},
-                            std::string(kIndexesMemoryFact), ""});
+                            kItemsInMemoryFact, ""});
     }
     return false;
   }

@@ -1,4 +1,6 @@
 // TL304 unsafe-torch-load: torch.load that may unpickle arbitrary objects.
+#include <unordered_set>
+
 #include "python/rule.h"
 
 namespace torchlint {
@@ -24,11 +26,34 @@ std::optional<Fix> add_weights_only(const CallEvent& call) {
 
 class UnsafeTorchLoad final : public Rule {
  public:
-  // Only `torch.load` is judged.
-  static constexpr std::string_view kTriggers[] = {"load"};
+  // `torch.load` is judged; an earlier `torch.save` to the same constant path says the
+  // program reads back its own output.
+  static constexpr std::string_view kTriggers[] = {"load", "save"};
+
+  void on_assign(const AssignEvent& event, RuleContext& ctx) override {
+    const Syntax& syn = Syntax::get();
+    if (ts_node_is_null(event.value) || syn.kind(event.target) != Kind::kIdentifier) return;
+    std::string name(ctx.text(event.target));
+    // `PATH = "./cifar_net.pth"`; rebound to anything else, it is no longer a constant.
+    if (syn.kind(event.value) == Kind::kString && event.op == "=") constant_paths_.insert(name);
+    else constant_paths_.erase(name);
+    saved_.erase("=" + name);
+  }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
+    if (call.qualname == api::kTorchSave) {
+      TSNode path = call.keyword("f", ctx.model().source());
+      if (ts_node_is_null(path)) path = call.positional(1);
+      if (constant_path(path, ctx)) saved_.insert(path_key(path, ctx));
+      return;
+    }
     if (call.qualname != api::kTorchLoad) return;
+    // The tutorial's `torch.save(net.state_dict(), PATH)` ... `torch.load(PATH)`: the file
+    // was written by this program a moment before (a resume that loads before any save is
+    // still judged: that file may come from anywhere).
+    TSNode path = call.keyword("f", ctx.model().source());
+    if (ts_node_is_null(path)) path = call.positional(0);
+    if (constant_path(path, ctx) && saved_.contains(path_key(path, ctx))) return;
     TSNode weights_only = call.keyword("weights_only", ctx.model().source());
     if (!ts_node_is_null(weights_only)) {
       if (Syntax::get().kind(weights_only) == Kind::kFalse) {
@@ -63,9 +88,26 @@ class UnsafeTorchLoad final : public Rule {
     }
     pending_.clear();
     defines_tests_ = false;
+    saved_.clear();
+    constant_paths_.clear();
   }
 
  private:
+  // What a constant path is compared by: a literal's value (quotes do not matter), or the
+  // name bound to one ("=PATH").
+  static std::string path_key(TSNode path, RuleContext& ctx) {
+    std::string_view value;
+    if (string_literal_value(path, ctx.model().source(), value)) return std::string(value);
+    return "=" + std::string(ctx.text(path));
+  }
+
+  // A string literal, or a name bound only to one so far in this file.
+  bool constant_path(TSNode path, RuleContext& ctx) const {
+    if (ts_node_is_null(path)) return false;
+    Kind k = Syntax::get().kind(path);
+    return k == Kind::kString || (k == Kind::kIdentifier && constant_paths_.contains(std::string(ctx.text(path))));
+  }
+
   struct Pending {
     TSNode node;
     std::string message;
@@ -73,6 +115,8 @@ class UnsafeTorchLoad final : public Rule {
   };
   std::vector<Pending> pending_;
   bool defines_tests_ = false;
+  std::unordered_set<std::string> saved_;           // constant paths torch.save wrote so far
+  std::unordered_set<std::string> constant_paths_;  // names bound to a string literal
 };
 
 }  // namespace
