@@ -347,6 +347,21 @@ TEST_CASE("--diff-base reports only findings on changed lines") {
   CHECK(r.out.find("old.py:6:5: TL401") != std::string::npos);
   CHECK(r.out.find("new.py:2:5: TL401") != std::string::npos);  // untracked: all new
   CHECK(run("check . --diff-base no-such-rev", d.path).exit == 2);
+
+  // From a subdirectory (git names paths from the top level): the same findings, not none.
+  d.write("proj/src/train.py", "import torch\nm = torch.nn.DataParallel(a)\n\n\n\nn = 1\n");
+  REQUIRE(git("add proj") == 0);
+  REQUIRE(git("commit -qm sub") == 0);
+  d.write("proj/src/train.py", "import torch\nm = torch.nn.DataParallel(a)\n\n\n\nn = torch.nn.DataParallel(b)\n");
+  d.write("proj/src/fresh.py", "import torch\nk = torch.nn.DataParallel(c)\n");
+  auto sub = run("check . --diff-base HEAD --output-format concise", d.path / "proj" / "src");
+  CHECK(sub.exit == 1);
+  CHECK(sub.out.find("train.py:2:") == std::string::npos);
+  CHECK(sub.out.find("train.py:6:5: TL401") != std::string::npos);
+  CHECK(sub.out.find("fresh.py:2:5: TL401") != std::string::npos);
+  // And a path that goes up and down again.
+  auto up = run("check ../src/train.py --diff-base HEAD --output-format concise", d.path / "proj" / "src");
+  CHECK(up.out.find("train.py:6:5: TL401") != std::string::npos);
 }
 
 TEST_CASE("result cache: a tree with no project marker is not written into") {

@@ -1,24 +1,19 @@
 #include "audit_probe.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include "process.h"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "core/glob.h"
 
-extern char** environ;
 
 namespace torchlint::cli {
 
@@ -44,56 +39,6 @@ std::string last_line(std::string text) {
   return nl == std::string::npos ? text : text.substr(nl + 1);
 }
 
-struct Exit {
-  int code = -1;
-  bool timed_out = false;
-  std::string error;  // could not start it
-};
-
-// Runs argv with stdout to /dev/null and stderr to `stderr_file`, killing it after
-// `timeout_seconds`. No shell: the arguments are passed as they are.
-Exit run_process(const std::vector<std::string>& argv, const fs::path& stderr_file, int timeout_seconds) {
-  Exit result;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    result.error = std::string("cannot start ") + argv[0] + ": " + std::strerror(rc);
-    return result;
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  int status = 0;
-  for (;;) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) {
-      result.error = std::string("waiting for the probe failed: ") + std::strerror(errno);
-      return result;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      result.timed_out = true;
-      return result;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (WIFEXITED(status)) {
-    result.code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.error = "the probe was killed by signal " + std::to_string(WTERMSIG(status));
-  }
-  return result;
-}
-
 std::string join(const std::vector<std::string>& parts, const char* sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
@@ -113,22 +58,8 @@ const std::vector<std::pair<std::string, std::string>>& check_rules() {
 std::string find_probe_binary(const std::optional<std::string>& flag) {
   if (flag) return executable(*flag) ? fs::absolute(*flag).string() : std::string();
   if (const char* env = std::getenv("TORCHLINT_PROBE"); env && *env) return executable(env) ? fs::absolute(env).string() : std::string();
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "torchlint-probe";
-    if (executable(beside)) return beside.string();
-  }
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':')) {
-      if (dir.empty()) continue;
-      fs::path candidate = fs::path(dir) / "torchlint-probe";
-      if (executable(candidate)) return candidate.string();
-    }
-  }
-  return {};
+  auto found = find_executable("torchlint-probe");
+  return found ? found->string() : std::string();
 }
 
 report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const ProbeRunOptions& options) {
@@ -223,8 +154,12 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
       argv.push_back("--memory-budget");
       argv.push_back(options.config.memory_budget);
     }
-    Exit exit = run_process(argv, err_file, timeout);
-    result.exit_code = exit.code;
+    ProcessOptions spawn;
+    spawn.stderr_file = err_file;
+    spawn.timeout_seconds = timeout;
+    ProcessResult exit = run_process(argv, spawn);
+    if (exit.error.empty() && exit.signal) exit.error = "the probe was killed by signal " + std::to_string(exit.signal);
+    result.exit_code = exit.exit_code;
     std::error_code ec;
     if (fs::exists(json_file, ec)) {
       auto parsed = nlohmann::ordered_json::parse(read_file(json_file, 256u << 20), nullptr, false);
@@ -239,7 +174,7 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
     } else if (result.report.is_null()) {
       result.status = "failed";
       std::string err = last_line(read_file(err_file, 4096));
-      result.note = "exit " + std::to_string(exit.code) + ", no report" + (err.empty() ? std::string() : ": " + err);
+      result.note = "exit " + std::to_string(exit.exit_code) + ", no report" + (err.empty() ? std::string() : ": " + err);
     } else if (result.report.contains("fatal") && result.report["fatal"].is_string()) {
       result.status = "failed";
       result.note = "could not be probed: " + result.report["fatal"].get<std::string>();

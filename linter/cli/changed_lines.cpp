@@ -1,6 +1,7 @@
 #include "changed_lines.h"
 
-#include <array>
+#include "process.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -9,23 +10,16 @@ namespace torchlint::cli {
 
 namespace {
 
-// Runs a command without a shell; returns its stdout, or nullopt on failure.
-std::optional<std::string> capture(const std::vector<std::string>& argv, int& status) {
-  std::string cmd;
-  for (const auto& a : argv) {
-    std::string q = "'";
-    for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    cmd += q + "' ";
-  }
-  cmd += "2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 65536> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  status = pclose(pipe);
-  return out;
+namespace fs = std::filesystem;
+
+// stdout of a git command, or nullopt when it fails.
+std::optional<std::string> git(std::vector<std::string> args) {
+  args.insert(args.begin(), "git");
+  ProcessOptions options;
+  options.capture_stdout = true;
+  ProcessResult r = run_process(args, options);
+  if (!r.ok()) return std::nullopt;
+  return std::move(r.out);
 }
 
 std::string trim(std::string s) {
@@ -33,10 +27,19 @@ std::string trim(std::string s) {
   return s;
 }
 
+// Paths are compared absolute and with symbolic links resolved: git names files from the
+// top level (a realpath), findings name them from the working directory, which may be a
+// subdirectory or reached through a link.
+std::string key_of(const fs::path& p) {
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return (ec ? fs::absolute(p).lexically_normal() : canonical).generic_string();
+}
+
 }  // namespace
 
 bool ChangedLines::touches(const std::string& path, uint32_t first, uint32_t last) const {
-  std::string p = std::filesystem::path(path).lexically_normal().generic_string();
+  std::string p = key_of(path);
   if (whole_files.contains(p)) return true;
   auto it = lines.find(p);
   if (it == lines.end()) return false;
@@ -52,7 +55,7 @@ ChangedLines parse_unified_zero_diff(const std::string& diff, const std::string&
     if (line.starts_with("+++ ")) {
       current.clear();
       if (line.starts_with("+++ b/")) {
-        current = std::filesystem::path(prefix + line.substr(6)).lexically_normal().generic_string();
+        current = key_of(fs::path(prefix) / line.substr(6));
       }
       continue;
     }
@@ -68,33 +71,30 @@ ChangedLines parse_unified_zero_diff(const std::string& diff, const std::string&
 }
 
 std::optional<ChangedLines> changed_lines_since(const std::string& rev, std::string& error) {
-  int status = 0;
-  auto top = capture({"git", "rev-parse", "--show-toplevel"}, status);
-  if (!top || status != 0) {
+  auto top = git({"rev-parse", "--show-toplevel"});
+  if (!top) {
     error = "--diff-base needs a git repository";
     return std::nullopt;
   }
-  auto base = capture({"git", "merge-base", rev, "HEAD"}, status);
-  if (!base || status != 0 || trim(*base).empty()) {
+  auto base = git({"merge-base", rev, "HEAD"});
+  if (!base || trim(*base).empty()) {
     error = "--diff-base: unknown revision `" + rev + "`";
     return std::nullopt;
   }
-  // Paths in git output are relative to the top level; ours to the working directory.
-  auto prefix_out = capture({"git", "rev-parse", "--show-cdup"}, status);
-  std::string prefix = prefix_out ? trim(*prefix_out) : std::string();
-  auto diff = capture({"git", "diff", "--no-color", "--no-ext-diff", "-U0", trim(*base)}, status);
-  if (!diff || status != 0) {
+  // git names paths from the top level, whatever the working directory.
+  std::string root = trim(*top);
+  auto diff = git({"diff", "--no-color", "--no-ext-diff", "-U0", trim(*base)});
+  if (!diff) {
     error = "--diff-base: git diff failed";
     return std::nullopt;
   }
-  ChangedLines changed = parse_unified_zero_diff(*diff, prefix);
+  ChangedLines changed = parse_unified_zero_diff(*diff, root);
   // Untracked files are new in their entirety.
-  auto untracked = capture({"git", "ls-files", "--others", "--exclude-standard", "--full-name"}, status);
-  if (untracked) {
+  if (auto untracked = git({"ls-files", "--others", "--exclude-standard", "--full-name"})) {
     std::istringstream in(*untracked);
     std::string f;
     while (std::getline(in, f)) {
-      if (!f.empty()) changed.whole_files.insert(std::filesystem::path(prefix + f).lexically_normal().generic_string());
+      if (!f.empty()) changed.whole_files.insert(key_of(fs::path(root) / f));
     }
   }
   return changed;

@@ -10,7 +10,7 @@
 namespace torchlint::cli {
 
 struct ChangedLines {
-  // Per path (relative to the working directory): changed lines of the current version.
+  // Per path (absolute, links resolved): changed lines of the current version.
   // A file absent from git's view of REV (new, untracked) is wholly changed.
   std::map<std::string, std::set<uint32_t>> lines;
   std::set<std::string> whole_files;
@@ -21,7 +21,7 @@ struct ChangedLines {
 // when git fails or REV is unknown.
 std::optional<ChangedLines> changed_lines_since(const std::string& rev, std::string& error);
 
-// Parses `git diff -U0` output (exposed for tests).
-ChangedLines parse_unified_zero_diff(const std::string& diff, const std::string& prefix);
+// Parses `git diff -U0` output whose paths are relative to `root` (exposed for tests).
+ChangedLines parse_unified_zero_diff(const std::string& diff, const std::string& root);
 
 }  // namespace torchlint::cli

@@ -1,8 +1,7 @@
 #include "cpp_frontend.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include "process.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +15,6 @@
 
 #include "core/glob.h"
 
-extern char** environ;
 
 namespace torchlint::cli {
 
@@ -38,41 +36,7 @@ std::optional<fs::path> find_torchlint_cpp() {
     if (fs::is_regular_file(env, ec)) return fs::path(env);
     return std::nullopt;
   }
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "torchlint-cpp";
-    if (fs::is_regular_file(beside, ec)) return beside;
-  }
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      if (dir.empty()) continue;
-      fs::path candidate = fs::path(dir) / "torchlint-cpp";
-      if (fs::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-  }
-  return std::nullopt;
-}
-
-// Runs `argv` with stdout and stderr captured in files; returns the wait status.
-int run_captured(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  return status;
+  return find_executable("torchlint-cpp");
 }
 
 std::string slurp(const fs::path& p) {
@@ -124,11 +88,12 @@ void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegist
   for (const auto& f : files) argv.push_back(f.display);
 
   std::error_code ec;
-  fs::path tmp = fs::temp_directory_path(ec) / ("torchlint-cpp-" + std::to_string(getpid()));
-  fs::path out = tmp.string() + ".out", err = tmp.string() + ".err";
-  int status = run_captured(argv, out, err);
-  std::string stdout_text = slurp(out), stderr_text = slurp(err);
-  fs::remove(out, ec);
+  fs::path err = fs::temp_directory_path(ec) / ("torchlint-cpp-" + std::to_string(getpid()) + ".err");
+  ProcessOptions spawn;
+  spawn.capture_stdout = true;
+  spawn.stderr_file = err;
+  ProcessResult run = run_process(argv, spawn);
+  std::string stdout_text = std::move(run.out), stderr_text = slurp(err);
   fs::remove(err, ec);
 
   // Notes pass through; file errors join the run's errors.
@@ -148,10 +113,12 @@ void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegist
     }
     if (!line.empty()) std::cerr << line << '\n';
   }
-  bool exited = status >= 0 && WIFEXITED(status);
-  int code = exited ? WEXITSTATUS(status) : -1;
+  bool exited = run.error.empty() && run.signal == 0;
+  int code = run.exit_code;
   if (!exited || code > 2) {
-    outcome.errors.push_back({exe->string(), exited ? "exited with status " + std::to_string(code) : "crashed or could not be started"});
+    outcome.errors.push_back({exe->string(), !run.error.empty() ? run.error
+                                             : run.signal      ? "killed by signal " + std::to_string(run.signal)
+                                                               : "exited with status " + std::to_string(code)});
     return;
   }
   nlohmann::json findings = nlohmann::json::parse(stdout_text, nullptr, false);
