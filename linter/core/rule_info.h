@@ -20,6 +20,10 @@ struct RuleInfo {
   std::vector<std::string> checklist_items;  // ids in checklists/pytorch-best-practices.toml
   std::vector<Language> languages;
   bool fixable = false;
+  // Policy for code scanning: GitHub's security-severity score for rules about running
+  // untrusted code (empty for the others), and SARIF's precision.
+  std::string_view security_severity;
+  std::string_view precision = "high";
   // The rule's Markdown doc (first line "# CODE: name", then the one-sentence summary).
   std::string_view doc;
 

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "registry/all_rules.h"
+#include "catalog.h"
 #include "core/lint_session.h"
 #include "core/rule_selection.h"
 #include "driver.h"
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   }
 
   RuleRegistry registry;
-  register_all_rules(registry);
+  register_catalog(registry);
   std::set<std::string> cpp_codes = {kParseErrorCode};
   for (const auto& c : cpp::cpp_rule_codes()) cpp_codes.insert(c);
   if (list) {

@@ -1,9 +1,7 @@
 #include "all_rules.h"
 
-#include <stdexcept>
-
+#include "catalog.h"
 #include "registry/checkpoint_rules.h"
-#include "rule_docs.h"
 
 namespace torchlint {
 
@@ -14,32 +12,15 @@ namespace torchlint {
 
 const std::vector<python::RuleEntry>& python_rules() {
   static const std::vector<python::RuleEntry> rules = [] {
-    std::vector<python::RuleEntry> all = {
+    return std::vector<python::RuleEntry>{
 #define TORCHLINT_RULE(factory) factory(),
 #include "rules.def"
 #undef TORCHLINT_RULE
     };
-    for (auto& r : all) r.info.doc = rule_doc(r.info.code);
-    return all;
   }();
   return rules;
 }
 
-std::string_view builtin_checklist_toml();  // generated: checklist_data.cpp
-
-const Checklist& builtin_checklist() {
-  static const Checklist checklist = [] {
-    std::string error;
-    auto parsed = parse_checklist(builtin_checklist_toml(), error);
-    if (!parsed) throw std::logic_error("embedded checklist is invalid: " + error);
-    return *parsed;
-  }();
-  return checklist;
-}
-
-void register_all_rules(RuleRegistry& registry) {
-  for (const auto& r : python_rules()) registry.add(r.info);
-  register_checkpoint_rules(registry);
-}
+void register_all_rules(RuleRegistry& registry) { register_catalog(registry); }
 
 }  // namespace torchlint

@@ -1,6 +1,6 @@
 #include "checkpoint_rules.h"
 
-#include "rule_docs.h"
+#include "catalog.h"
 
 namespace torchlint {
 
@@ -24,15 +24,11 @@ const std::vector<ckpt::CheckpointRuleEntry>& checkpoint_rules() {
                          malformed_checkpoint_rule, non_finite_weights_rule, unexpected_dtype_rule, saved_on_cuda_rule,
                          wrapper_prefix_keys_rule}) {
       all.push_back(factory());
-      all.back().info.doc = rule_doc(all.back().info.code);
     }
     return all;
   }();
   return rules;
 }
 
-void register_checkpoint_rules(RuleRegistry& registry) {
-  for (const auto& r : checkpoint_rules()) registry.add(r.info);
-}
 
 }  // namespace torchlint

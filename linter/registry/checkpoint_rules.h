@@ -9,9 +9,7 @@
 
 namespace torchlint {
 
-// Every checkpoint rule with its doc, in code order.
+// Every checkpoint rule implementation, in code order (RuleInfo from the catalog).
 const std::vector<ckpt::CheckpointRuleEntry>& checkpoint_rules();
-// Adds their RuleInfo to the common registry (selection, `torchlint rules`, docs).
-void register_checkpoint_rules(RuleRegistry& registry);
 
 }  // namespace torchlint

@@ -29,16 +29,6 @@ const char* level(Severity s) {
   return "warning";
 }
 
-// Scores for the rules that are about code execution from untrusted files (GitHub's
-// security-severity: 7.0-8.9 high, 9.0+ critical).
-const char* security_severity(std::string_view code) {
-  if (code == "TL304") return "8.1";
-  if (code == "TL810") return "9.3";
-  if (code == "TL811") return "5.3";
-  if (code == "TL812") return "7.5";
-  return nullptr;
-}
-
 // Cuts at a UTF-8 boundary.
 std::string truncate(std::string_view s, size_t max) {
   if (s.size() <= max) return std::string(s);
@@ -93,16 +83,16 @@ json rule_descriptor(const RuleInfo& rule, const Checklist* checklist) {
   r["helpUri"] = std::string(kInformationUri) + "rules/" + rule.name;
   r["defaultConfiguration"] = {{"level", level(rule.severity)}};
   json tags = json::array({"torchlint"});
-  const char* sec = security_severity(rule.code);
-  if (sec) tags.push_back("security");
+  const bool security = !rule.security_severity.empty();
+  if (security) tags.push_back("security");
   for (const auto& item : rule.checklist_items) {
     if (tags.size() < kMaxTags) tags.push_back("checklist-" + item);
   }
   json props;
   props["tags"] = tags;
-  props["precision"] = rule.default_enabled ? "high" : "medium";
-  if (sec) {
-    props["security-severity"] = sec;
+  props["precision"] = std::string(rule.precision);
+  if (security) {
+    props["security-severity"] = std::string(rule.security_severity);
   } else {
     props["problem.severity"] = rule.severity == Severity::kError ? "error"
                                 : rule.severity == Severity::kWarning ? "warning" : "recommendation";

@@ -1,4 +1,5 @@
 // TL801 ckpt-missing-optimizer-state: a training checkpoint without optimizer state.
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -20,13 +21,7 @@ class MissingOptimizerState final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry ckpt_missing_optimizer_state_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::MissingOptimizerState>({
-      .code = "TL801",
-      .name = "ckpt-missing-optimizer-state",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::MissingOptimizerState>(catalog_entry("TL801"));
 }
 
 }  // namespace torchlint

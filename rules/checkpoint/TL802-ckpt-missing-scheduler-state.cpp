@@ -1,4 +1,5 @@
 // TL802 ckpt-missing-scheduler-state: a schedule was in use, its state was not saved.
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -20,13 +21,7 @@ class MissingSchedulerState final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry ckpt_missing_scheduler_state_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::MissingSchedulerState>({
-      .code = "TL802",
-      .name = "ckpt-missing-scheduler-state",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::MissingSchedulerState>(catalog_entry("TL802"));
 }
 
 }  // namespace torchlint

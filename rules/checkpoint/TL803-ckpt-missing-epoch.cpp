@@ -1,4 +1,5 @@
 // TL803 ckpt-missing-epoch: a training checkpoint without an epoch or step counter.
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -20,13 +21,7 @@ class MissingEpoch final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry ckpt_missing_epoch_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::MissingEpoch>({
-      .code = "TL803",
-      .name = "ckpt-missing-epoch",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::MissingEpoch>(catalog_entry("TL803"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL810 unsafe-pickle-global: a pickle imports or calls something that is not known to be
 // safe (outside torch's allowlist and the reviewed list; named when it is known to run
 // code), or uses a construct that can run anything whatever the names.
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -48,13 +49,7 @@ class UnsafePickleGlobal final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry unsafe_pickle_global_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::UnsafePickleGlobal>({
-      .code = "TL810",
-      .name = "unsafe-pickle-global",
-      .severity = Severity::kError,
-      .checklist_items = {"E1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::UnsafePickleGlobal>(catalog_entry("TL810"));
 }
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 // protection (a TorchScript archive).
 #include <algorithm>
 
+#include "catalog.h"
 #include "checkpoint/pickle_ops.h"
 #include "checkpoint/rule.h"
 
@@ -62,13 +63,7 @@ class NotWeightsOnlyLoadable final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry not_weights_only_loadable_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::NotWeightsOnlyLoadable>({
-      .code = "TL811",
-      .name = "not-weights-only-loadable",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::NotWeightsOnlyLoadable>(catalog_entry("TL811"));
 }
 
 }  // namespace torchlint

@@ -1,4 +1,5 @@
 // TL812 ambiguous-archive: reports what the readers found (structure two readers could read differently).
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -20,13 +21,7 @@ class AmbiguousArchive final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry ambiguous_archive_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::AmbiguousArchive>({
-      .code = "TL812",
-      .name = "ambiguous-archive",
-      .severity = Severity::kError,
-      .checklist_items = {"E1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::AmbiguousArchive>(catalog_entry("TL812"));
 }
 
 }  // namespace torchlint

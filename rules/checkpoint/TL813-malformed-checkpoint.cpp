@@ -1,4 +1,5 @@
 // TL813 malformed-checkpoint: reports what the readers found (truncated, inconsistent or broken structure).
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -20,13 +21,7 @@ class MalformedCheckpoint final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry malformed_checkpoint_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::MalformedCheckpoint>({
-      .code = "TL813",
-      .name = "malformed-checkpoint",
-      .severity = Severity::kError,
-      .checklist_items = {"E1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::MalformedCheckpoint>(catalog_entry("TL813"));
 }
 
 }  // namespace torchlint

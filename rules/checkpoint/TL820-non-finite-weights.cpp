@@ -1,4 +1,5 @@
 // TL820 non-finite-weights: NaN or Inf in floating tensors (needs --scan-values).
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -37,13 +38,7 @@ class NonFiniteWeights final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry non_finite_weights_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::NonFiniteWeights>({
-      .code = "TL820",
-      .name = "non-finite-weights",
-      .severity = Severity::kError,
-      .checklist_items = {"E1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::NonFiniteWeights>(catalog_entry("TL820"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL821 unexpected-dtype: float64 weights, or several floating precisions in one state dict.
 #include <map>
 
+#include "catalog.h"
 #include "checkpoint/rule.h"
 #include "checkpoint/summary.h"
 
@@ -45,13 +46,7 @@ class UnexpectedDtype final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry unexpected_dtype_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::UnexpectedDtype>({
-      .code = "TL821",
-      .name = "unexpected-dtype",
-      .severity = Severity::kInfo,
-      .checklist_items = {"A3"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::UnexpectedDtype>(catalog_entry("TL821"));
 }
 
 }  // namespace torchlint

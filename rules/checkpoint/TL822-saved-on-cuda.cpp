@@ -1,4 +1,5 @@
 // TL822 saved-on-cuda: storages saved with a CUDA location.
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -28,13 +29,7 @@ class SavedOnCuda final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry saved_on_cuda_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::SavedOnCuda>({
-      .code = "TL822",
-      .name = "saved-on-cuda",
-      .severity = Severity::kInfo,
-      .checklist_items = {"A1"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::SavedOnCuda>(catalog_entry("TL822"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL823 wrapper-prefix-keys: every key of a state dict carries a wrapper's prefix.
 #include <algorithm>
 
+#include "catalog.h"
 #include "checkpoint/rule.h"
 
 namespace torchlint {
@@ -31,13 +32,7 @@ class WrapperPrefixKeys final : public CheckpointRule {
 }  // namespace ckpt
 
 ckpt::CheckpointRuleEntry wrapper_prefix_keys_rule() {
-  return ckpt::checkpoint_rule_entry<ckpt::WrapperPrefixKeys>({
-      .code = "TL823",
-      .name = "wrapper-prefix-keys",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A10"},
-      .languages = {Language::kCheckpoint},
-  });
+  return ckpt::checkpoint_rule_entry<ckpt::WrapperPrefixKeys>(catalog_entry("TL823"));
 }
 
 }  // namespace torchlint

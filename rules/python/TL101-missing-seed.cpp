@@ -1,6 +1,7 @@
 // TL101 missing-seed: an entry script trains but never seeds the generators it uses.
 #include <unordered_map>
 
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -77,13 +78,7 @@ class MissingSeed final : public Rule {
 }  // namespace python
 
 python::RuleEntry missing_seed_rule() {
-  return python::rule_entry<python::MissingSeed>({
-      .code = "TL101",
-      .name = "missing-seed",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A6"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::MissingSeed>(catalog_entry("TL101"));
 }
 
 }  // namespace torchlint

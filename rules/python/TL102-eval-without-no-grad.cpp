@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 
@@ -135,13 +136,7 @@ class EvalWithoutNoGrad final : public Rule {
 }  // namespace python
 
 python::RuleEntry eval_without_no_grad_rule() {
-  return python::rule_entry<python::EvalWithoutNoGrad>({
-      .code = "TL102",
-      .name = "eval-without-no-grad",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A5"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::EvalWithoutNoGrad>(catalog_entry("TL102"));
 }
 
 }  // namespace torchlint

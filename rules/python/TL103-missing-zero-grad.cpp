@@ -1,6 +1,7 @@
 // TL103 missing-zero-grad: a training loop steps an optimizer whose gradients it never zeroes.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -108,13 +109,7 @@ class MissingZeroGrad final : public Rule {
 }  // namespace python
 
 python::RuleEntry missing_zero_grad_rule() {
-  return python::rule_entry<python::MissingZeroGrad>({
-      .code = "TL103",
-      .name = "missing-zero-grad",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A7"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::MissingZeroGrad>(catalog_entry("TL103"));
 }
 
 }  // namespace torchlint

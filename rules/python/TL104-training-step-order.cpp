@@ -2,6 +2,7 @@
 // and step(), or the optimizer steps before the backward pass that should feed it.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -115,13 +116,7 @@ class TrainingStepOrder final : public Rule {
 }  // namespace python
 
 python::RuleEntry training_step_order_rule() {
-  return python::rule_entry<python::TrainingStepOrder>({
-      .code = "TL104",
-      .name = "training-step-order",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A7"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::TrainingStepOrder>(catalog_entry("TL104"));
 }
 
 }  // namespace torchlint

@@ -2,6 +2,7 @@
 // the learning rate stays at its initial value.
 #include <cstring>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -178,13 +179,7 @@ class SchedulerNeverStepped final : public Rule {
 }  // namespace python
 
 python::RuleEntry scheduler_never_stepped_rule() {
-  return python::rule_entry<python::SchedulerNeverStepped>({
-      .code = "TL105",
-      .name = "scheduler-never-stepped",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A7"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::SchedulerNeverStepped>(catalog_entry("TL105"));
 }
 
 }  // namespace torchlint

@@ -1,5 +1,6 @@
 // TL106 scheduler-before-optimizer: scheduler.step() runs before optimizer.step() in the same
 // iteration, so the schedule skips its first value.
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -73,13 +74,7 @@ class SchedulerBeforeOptimizer final : public Rule {
 }  // namespace python
 
 python::RuleEntry scheduler_before_optimizer_rule() {
-  return python::rule_entry<python::SchedulerBeforeOptimizer>({
-      .code = "TL106",
-      .name = "scheduler-before-optimizer",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A7"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::SchedulerBeforeOptimizer>(catalog_entry("TL106"));
 }
 
 }  // namespace torchlint

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -149,13 +150,7 @@ class LossAccumulatesGraph final : public Rule {
 }  // namespace python
 
 python::RuleEntry loss_accumulates_graph_rule() {
-  return python::rule_entry<python::LossAccumulatesGraph>({
-      .code = "TL107",
-      .name = "loss-accumulates-graph",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A9"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::LossAccumulatesGraph>(catalog_entry("TL107"));
 }
 
 }  // namespace torchlint

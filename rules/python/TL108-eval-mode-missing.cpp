@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 
@@ -611,13 +612,7 @@ class EvalModeMissing final : public Rule {
 }  // namespace python
 
 python::RuleEntry eval_mode_missing_rule() {
-  return python::rule_entry<python::EvalModeMissing>({
-      .code = "TL108",
-      .name = "eval-mode-missing",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E1"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::EvalModeMissing>(catalog_entry("TL108"));
 }
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
@@ -315,13 +316,7 @@ class TrainModeNotRestored final : public Rule {
 }  // namespace python
 
 python::RuleEntry train_mode_not_restored_rule() {
-  return python::rule_entry<python::TrainModeNotRestored>({
-      .code = "TL109",
-      .name = "train-mode-not-restored",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A7"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::TrainModeNotRestored>(catalog_entry("TL109"));
 }
 
 }  // namespace torchlint

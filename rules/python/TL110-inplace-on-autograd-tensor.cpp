@@ -2,6 +2,7 @@
 // saved for the backward pass.
 #include <unordered_map>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 
@@ -413,14 +414,7 @@ class InplaceOnAutogradTensor final : public Rule {
 }  // namespace python
 
 python::RuleEntry inplace_on_autograd_tensor_rule() {
-  return python::rule_entry<python::InplaceOnAutogradTensor>({
-      .code = "TL110",
-      .name = "inplace-on-autograd-tensor",
-      .severity = Severity::kInfo,
-      .default_enabled = false,
-      .checklist_items = {"A8"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::InplaceOnAutogradTensor>(catalog_entry("TL110"));
 }
 
 }  // namespace torchlint

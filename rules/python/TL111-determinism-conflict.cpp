@@ -2,6 +2,7 @@
 // deterministic algorithms.
 #include <algorithm>
 
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -197,13 +198,7 @@ class DeterminismConflict final : public Rule {
 }  // namespace python
 
 python::RuleEntry determinism_conflict_rule() {
-  return python::rule_entry<python::DeterminismConflict>({
-      .code = "TL111",
-      .name = "determinism-conflict",
-      .severity = Severity::kWarning,
-      .checklist_items = {"D4"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::DeterminismConflict>(catalog_entry("TL111"));
 }
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/dataset_util.h"
 #include "python/rule.h"
@@ -297,13 +298,7 @@ class DataloaderWorkerSeed final : public Rule {
 }  // namespace python
 
 python::RuleEntry dataloader_worker_seed_rule() {
-  return python::rule_entry<python::DataloaderWorkerSeed>({
-      .code = "TL112",
-      .name = "dataloader-worker-seed",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A6"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::DataloaderWorkerSeed>(catalog_entry("TL112"));
 }
 
 }  // namespace torchlint

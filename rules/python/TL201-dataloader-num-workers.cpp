@@ -1,6 +1,7 @@
 // TL201 dataloader-num-workers: a training DataLoader that loads in the main process.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/api_tables.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
@@ -130,13 +131,7 @@ class DataloaderNumWorkers final : public Rule {
 }  // namespace python
 
 python::RuleEntry dataloader_num_workers_rule() {
-  return python::rule_entry<python::DataloaderNumWorkers>({
-      .code = "TL201",
-      .name = "dataloader-num-workers",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A2"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::DataloaderNumWorkers>(catalog_entry("TL201"));
 }
 
 }  // namespace torchlint

@@ -1,4 +1,5 @@
 // TL202 dataloader-pin-memory: a training DataLoader feeding a CUDA model from pageable memory.
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
 
@@ -37,13 +38,7 @@ class DataloaderPinMemory final : public Rule {
 }  // namespace python
 
 python::RuleEntry dataloader_pin_memory_rule() {
-  return python::rule_entry<python::DataloaderPinMemory>({
-      .code = "TL202",
-      .name = "dataloader-pin-memory",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A2"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::DataloaderPinMemory>(catalog_entry("TL202"));
 }
 
 }  // namespace torchlint

@@ -2,6 +2,7 @@
 // or reduced-precision weights.
 #include <algorithm>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/device_util.h"
 #include "python/rule.h"
@@ -186,13 +187,7 @@ class NoMixedPrecision final : public Rule {
 }  // namespace python
 
 python::RuleEntry no_mixed_precision_rule() {
-  return python::rule_entry<python::NoMixedPrecision>({
-      .code = "TL203",
-      .name = "no-mixed-precision",
-      .severity = Severity::kInfo,
-      .checklist_items = {"A3"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::NoMixedPrecision>(catalog_entry("TL203"));
 }
 
 }  // namespace torchlint

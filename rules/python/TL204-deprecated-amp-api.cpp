@@ -1,4 +1,5 @@
 // TL204 deprecated-amp-api: torch.cuda.amp / torch.cpu.amp names deprecated in torch 2.4.
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -83,14 +84,7 @@ class DeprecatedAmpApi final : public Rule {
 }  // namespace python
 
 python::RuleEntry deprecated_amp_api_rule() {
-  return python::rule_entry<python::DeprecatedAmpApi>({
-      .code = "TL204",
-      .name = "deprecated-amp-api",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A3"},
-      .languages = {Language::kPython},
-      .fixable = true,
-  });
+  return python::rule_entry<python::DeprecatedAmpApi>(catalog_entry("TL204"));
 }
 
 }  // namespace torchlint

@@ -1,5 +1,6 @@
 // TL205 cudnn-benchmark-unset: CNN training on CUDA that never decides cudnn.benchmark.
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/device_util.h"
 #include "python/rule.h"
@@ -130,13 +131,7 @@ class CudnnBenchmarkUnset final : public Rule {
 }  // namespace python
 
 python::RuleEntry cudnn_benchmark_unset_rule() {
-  return python::rule_entry<python::CudnnBenchmarkUnset>({
-      .code = "TL205",
-      .name = "cudnn-benchmark-unset",
-      .severity = Severity::kInfo,
-      .checklist_items = {"D4"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::CudnnBenchmarkUnset>(catalog_entry("TL205"));
 }
 
 }  // namespace torchlint

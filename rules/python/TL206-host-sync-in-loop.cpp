@@ -2,6 +2,7 @@
 // host (`.item()`, `.cpu()`, `print(loss)`), which makes the CPU wait for the GPU.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -139,13 +140,7 @@ class HostSyncInLoop final : public Rule {
 }  // namespace python
 
 python::RuleEntry host_sync_in_loop_rule() {
-  return python::rule_entry<python::HostSyncInLoop>({
-      .code = "TL206",
-      .name = "host-sync-in-loop",
-      .severity = Severity::kInfo,
-      .checklist_items = {"D5"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::HostSyncInLoop>(catalog_entry("TL206"));
 }
 
 }  // namespace torchlint

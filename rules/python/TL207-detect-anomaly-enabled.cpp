@@ -2,6 +2,7 @@
 #include <cctype>
 #include <regex>
 
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -45,13 +46,7 @@ class DetectAnomalyEnabled final : public Rule {
 }  // namespace python
 
 python::RuleEntry detect_anomaly_enabled_rule() {
-  return python::rule_entry<python::DetectAnomalyEnabled>({
-      .code = "TL207",
-      .name = "detect-anomaly-enabled",
-      .severity = Severity::kWarning,
-      .checklist_items = {"C4"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::DetectAnomalyEnabled>(catalog_entry("TL207"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL208 empty-cache-in-loop: torch.cuda.empty_cache() on every iteration of a training loop.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -79,13 +80,7 @@ class EmptyCacheInLoop final : public Rule {
 }  // namespace python
 
 python::RuleEntry empty_cache_in_loop_rule() {
-  return python::rule_entry<python::EmptyCacheInLoop>({
-      .code = "TL208",
-      .name = "empty-cache-in-loop",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A9", "D5"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::EmptyCacheInLoop>(catalog_entry("TL208"));
 }
 
 }  // namespace torchlint

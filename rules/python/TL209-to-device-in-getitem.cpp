@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/dataset_util.h"
 #include "python/rule.h"
 
@@ -143,13 +144,7 @@ class ToDeviceInGetitem final : public Rule {
 }  // namespace python
 
 python::RuleEntry to_device_in_getitem_rule() {
-  return python::rule_entry<python::ToDeviceInGetitem>({
-      .code = "TL209",
-      .name = "to-device-in-getitem",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A2"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::ToDeviceInGetitem>(catalog_entry("TL209"));
 }
 
 }  // namespace torchlint

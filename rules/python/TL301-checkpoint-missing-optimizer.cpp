@@ -1,4 +1,5 @@
 // TL301 checkpoint-missing-optimizer: a training checkpoint that cannot resume the optimizer.
+#include "catalog.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -29,13 +30,7 @@ class CheckpointMissingOptimizer final : public Rule {
 }  // namespace python
 
 python::RuleEntry checkpoint_missing_optimizer_rule() {
-  return python::rule_entry<python::CheckpointMissingOptimizer>({
-      .code = "TL301",
-      .name = "checkpoint-missing-optimizer",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::CheckpointMissingOptimizer>(catalog_entry("TL301"));
 }
 
 }  // namespace torchlint

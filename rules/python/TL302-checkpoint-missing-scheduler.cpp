@@ -1,4 +1,5 @@
 // TL302 checkpoint-missing-scheduler: a training checkpoint that cannot resume the LR schedule.
+#include "catalog.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -30,13 +31,7 @@ class CheckpointMissingScheduler final : public Rule {
 }  // namespace python
 
 python::RuleEntry checkpoint_missing_scheduler_rule() {
-  return python::rule_entry<python::CheckpointMissingScheduler>({
-      .code = "TL302",
-      .name = "checkpoint-missing-scheduler",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::CheckpointMissingScheduler>(catalog_entry("TL302"));
 }
 
 }  // namespace torchlint

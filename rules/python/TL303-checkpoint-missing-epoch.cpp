@@ -1,4 +1,5 @@
 // TL303 checkpoint-missing-epoch: a training checkpoint that does not record how far training got.
+#include "catalog.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -29,13 +30,7 @@ class CheckpointMissingEpoch final : public Rule {
 }  // namespace python
 
 python::RuleEntry checkpoint_missing_epoch_rule() {
-  return python::rule_entry<python::CheckpointMissingEpoch>({
-      .code = "TL303",
-      .name = "checkpoint-missing-epoch",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A4"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::CheckpointMissingEpoch>(catalog_entry("TL303"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL304 unsafe-torch-load: torch.load that may unpickle arbitrary objects.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -123,14 +124,7 @@ class UnsafeTorchLoad final : public Rule {
 }  // namespace python
 
 python::RuleEntry unsafe_torch_load_rule() {
-  return python::rule_entry<python::UnsafeTorchLoad>({
-      .code = "TL304",
-      .name = "unsafe-torch-load",
-      .severity = Severity::kError,
-      .checklist_items = {"E1"},
-      .languages = {Language::kPython},
-      .fixable = true,
-  });
+  return python::rule_entry<python::UnsafeTorchLoad>(catalog_entry("TL304"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL305 save-whole-model: torch.save of a module object pickles its class by import path.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
@@ -80,13 +81,7 @@ class SaveWholeModel final : public Rule {
 }  // namespace python
 
 python::RuleEntry save_whole_model_rule() {
-  return python::rule_entry<python::SaveWholeModel>({
-      .code = "TL305",
-      .name = "save-whole-model",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E1"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::SaveWholeModel>(catalog_entry("TL305"));
 }
 
 }  // namespace torchlint

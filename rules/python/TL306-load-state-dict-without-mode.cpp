@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -226,13 +227,7 @@ class LoadStateDictWithoutMode final : public Rule {
 }  // namespace python
 
 python::RuleEntry load_state_dict_without_mode_rule() {
-  return python::rule_entry<python::LoadStateDictWithoutMode>({
-      .code = "TL306",
-      .name = "load-state-dict-without-mode",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E1"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::LoadStateDictWithoutMode>(catalog_entry("TL306"));
 }
 
 }  // namespace torchlint

@@ -1,4 +1,5 @@
 // TL401 data-parallel: nn.DataParallel instead of DistributedDataParallel.
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -30,13 +31,7 @@ class DataParallel final : public Rule {
 }  // namespace python
 
 python::RuleEntry data_parallel_rule() {
-  return python::rule_entry<python::DataParallel>({
-      .code = "TL401",
-      .name = "data-parallel",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A10", "D3"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::DataParallel>(catalog_entry("TL401"));
 }
 
 }  // namespace torchlint

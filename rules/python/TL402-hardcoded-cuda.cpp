@@ -1,5 +1,6 @@
 // TL402 hardcoded-cuda: CUDA assumed with no device-availability check in the program.
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
@@ -190,13 +191,7 @@ class HardcodedCuda final : public Rule {
 }  // namespace python
 
 python::RuleEntry hardcoded_cuda_rule() {
-  return python::rule_entry<python::HardcodedCuda>({
-      .code = "TL402",
-      .name = "hardcoded-cuda",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A1"},
-      .languages = {Language::kPython, Language::kCpp},
-  });
+  return python::rule_entry<python::HardcodedCuda>(catalog_entry("TL402"));
 }
 
 }  // namespace torchlint

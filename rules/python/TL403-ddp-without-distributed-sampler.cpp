@@ -4,6 +4,7 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 
@@ -218,13 +219,7 @@ class DdpWithoutDistributedSampler final : public Rule {
 }  // namespace python
 
 python::RuleEntry ddp_without_distributed_sampler_rule() {
-  return python::rule_entry<python::DdpWithoutDistributedSampler>({
-      .code = "TL403",
-      .name = "ddp-without-distributed-sampler",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A10", "D3"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::DdpWithoutDistributedSampler>(catalog_entry("TL403"));
 }
 
 }  // namespace torchlint

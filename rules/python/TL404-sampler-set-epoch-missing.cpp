@@ -1,6 +1,7 @@
 // TL404 sampler-set-epoch-missing: a shuffling DistributedSampler whose epoch is never set.
 #include <cctype>
 
+#include "catalog.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -154,13 +155,7 @@ class SamplerSetEpochMissing final : public Rule {
 }  // namespace python
 
 python::RuleEntry sampler_set_epoch_missing_rule() {
-  return python::rule_entry<python::SamplerSetEpochMissing>({
-      .code = "TL404",
-      .name = "sampler-set-epoch-missing",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A10", "D3"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::SamplerSetEpochMissing>(catalog_entry("TL404"));
 }
 
 }  // namespace torchlint

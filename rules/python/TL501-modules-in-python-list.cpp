@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
@@ -295,13 +296,7 @@ class ModulesInPythonList final : public Rule {
 }  // namespace python
 
 python::RuleEntry modules_in_python_list_rule() {
-  return python::rule_entry<python::ModulesInPythonList>({
-      .code = "TL501",
-      .name = "modules-in-python-list",
-      .severity = Severity::kWarning,
-      .checklist_items = {"B1"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::ModulesInPythonList>(catalog_entry("TL501"));
 }
 
 }  // namespace torchlint

@@ -1,4 +1,5 @@
 // TL502 missing-normalization: a deep stack of conv/linear layers with no normalization.
+#include "catalog.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -38,13 +39,7 @@ class MissingNormalization final : public nn_stack::StackRule {
 }  // namespace python
 
 python::RuleEntry missing_normalization_rule() {
-  return python::rule_entry<python::MissingNormalization>({
-      .code = "TL502",
-      .name = "missing-normalization",
-      .severity = Severity::kInfo,
-      .checklist_items = {"B3"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::MissingNormalization>(catalog_entry("TL502"));
 }
 
 }  // namespace torchlint

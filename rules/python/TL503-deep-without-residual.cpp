@@ -1,4 +1,5 @@
 // TL503 deep-without-residual: a plain stack of many weight layers with no skip connection.
+#include "catalog.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -39,13 +40,7 @@ class DeepWithoutResidual final : public nn_stack::StackRule {
 }  // namespace python
 
 python::RuleEntry deep_without_residual_rule() {
-  return python::rule_entry<python::DeepWithoutResidual>({
-      .code = "TL503",
-      .name = "deep-without-residual",
-      .severity = Severity::kInfo,
-      .checklist_items = {"B4"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::DeepWithoutResidual>(catalog_entry("TL503"));
 }
 
 }  // namespace torchlint

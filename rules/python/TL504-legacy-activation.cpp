@@ -1,6 +1,7 @@
 // TL504 legacy-activation: Sigmoid/Tanh as hidden activations of a deep stack.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -58,14 +59,7 @@ class LegacyActivation final : public nn_stack::StackRule {
 }  // namespace python
 
 python::RuleEntry legacy_activation_rule() {
-  return python::rule_entry<python::LegacyActivation>({
-      .code = "TL504",
-      .name = "legacy-activation",
-      .severity = Severity::kInfo,
-      .default_enabled = false,
-      .checklist_items = {"B5"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::LegacyActivation>(catalog_entry("TL504"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL505 forward-called-directly: `model.forward(x)` instead of `model(x)`.
 #include <unordered_map>
 
+#include "catalog.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -101,14 +102,7 @@ class ForwardCalledDirectly final : public Rule {
 }  // namespace python
 
 python::RuleEntry forward_called_directly_rule() {
-  return python::rule_entry<python::ForwardCalledDirectly>({
-      .code = "TL505",
-      .name = "forward-called-directly",
-      .severity = Severity::kWarning,
-      .checklist_items = {"B1"},
-      .languages = {Language::kPython},
-      .fixable = true,
-  });
+  return python::rule_entry<python::ForwardCalledDirectly>(catalog_entry("TL505"));
 }
 
 }  // namespace torchlint

@@ -1,5 +1,6 @@
 // TL506 missing-super-init: an nn.Module subclass whose __init__ never runs
 // nn.Module.__init__.
+#include "catalog.h"
 #include "python/nn_stack.h"
 #include "python/rule.h"
 
@@ -125,13 +126,7 @@ class MissingSuperInit final : public Rule {
 }  // namespace python
 
 python::RuleEntry missing_super_init_rule() {
-  return python::rule_entry<python::MissingSuperInit>({
-      .code = "TL506",
-      .name = "missing-super-init",
-      .severity = Severity::kError,
-      .checklist_items = {"B1"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::MissingSuperInit>(catalog_entry("TL506"));
 }
 
 }  // namespace torchlint

@@ -1,6 +1,7 @@
 // TL601 no-grad-clipping: a recurrent or Transformer model is trained and the project never
 // clips gradients.
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
@@ -108,14 +109,7 @@ class NoGradClipping final : public Rule {
 }  // namespace python
 
 python::RuleEntry no_grad_clipping_rule() {
-  return python::rule_entry<python::NoGradClipping>({
-      .code = "TL601",
-      .name = "no-grad-clipping",
-      .severity = Severity::kInfo,
-      .default_enabled = false,
-      .checklist_items = {"C1"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::NoGradClipping>(catalog_entry("TL601"));
 }
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/api_tables.h"
 #include "python/rule.h"
@@ -185,13 +186,7 @@ class NoExperimentTracking final : public Rule {
 }  // namespace python
 
 python::RuleEntry no_experiment_tracking_rule() {
-  return python::rule_entry<python::NoExperimentTracking>({
-      .code = "TL602",
-      .name = "no-experiment-tracking",
-      .severity = Severity::kInfo,
-      .checklist_items = {"C3", "E5"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::NoExperimentTracking>(catalog_entry("TL602"));
 }
 
 }  // namespace torchlint

@@ -2,6 +2,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -97,13 +98,7 @@ class ServingWithoutNoGrad final : public Rule {
 }  // namespace python
 
 python::RuleEntry serving_without_no_grad_rule() {
-  return python::rule_entry<python::ServingWithoutNoGrad>({
-      .code = "TL701",
-      .name = "serving-without-no-grad",
-      .severity = Severity::kWarning,
-      .checklist_items = {"A5", "E2"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::ServingWithoutNoGrad>(catalog_entry("TL701"));
 }
 
 }  // namespace torchlint

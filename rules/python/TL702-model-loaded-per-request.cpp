@@ -1,6 +1,7 @@
 // TL702 model-loaded-per-request: a request handler loads model weights on every call.
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
@@ -108,13 +109,7 @@ class ModelLoadedPerRequest final : public Rule {
 }  // namespace python
 
 python::RuleEntry model_loaded_per_request_rule() {
-  return python::rule_entry<python::ModelLoadedPerRequest>({
-      .code = "TL702",
-      .name = "model-loaded-per-request",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E2"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::ModelLoadedPerRequest>(catalog_entry("TL702"));
 }
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog.h"
 #include "core/name_table.h"
 #include "python/training_checkpoint.h"
 
@@ -250,13 +251,7 @@ class ServingWithoutEval final : public Rule {
 }  // namespace python
 
 python::RuleEntry serving_without_eval_rule() {
-  return python::rule_entry<python::ServingWithoutEval>({
-      .code = "TL703",
-      .name = "serving-without-eval",
-      .severity = Severity::kWarning,
-      .checklist_items = {"E2"},
-      .languages = {Language::kPython},
-  });
+  return python::rule_entry<python::ServingWithoutEval>(catalog_entry("TL703"));
 }
 
 }  // namespace torchlint

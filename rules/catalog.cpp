@@ -1,0 +1,58 @@
+#include "catalog.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "rule_docs.h"
+
+namespace torchlint {
+
+const std::vector<RuleInfo>& rule_catalog() {
+  static const std::vector<RuleInfo> rules = [] {
+    using enum Language;
+    std::vector<RuleInfo> all = {
+#define TORCHLINT_LIST(...) {__VA_ARGS__}
+#define TORCHLINT_CATALOG(code_, name_, severity_, on, fixable_, security, precision_, checklist, languages_) \
+  RuleInfo{.code = code_,                                                                                    \
+           .name = name_,                                                                                    \
+           .severity = Severity::severity_,                                                                  \
+           .default_enabled = on,                                                                            \
+           .checklist_items = TORCHLINT_LIST checklist,                                                      \
+           .languages = TORCHLINT_LIST languages_,                                                           \
+           .fixable = fixable_,                                                                              \
+           .security_severity = security,                                                                    \
+           .precision = precision_},
+#include "catalog.def"
+#undef TORCHLINT_CATALOG
+#undef TORCHLINT_LIST
+    };
+    for (auto& r : all) r.doc = rule_doc(r.code);
+    return all;
+  }();
+  return rules;
+}
+
+const RuleInfo& catalog_entry(std::string_view code) {
+  for (const auto& r : rule_catalog()) {
+    if (r.code == code) return r;
+  }
+  throw std::logic_error("rule " + std::string(code) + " is not in rules/catalog.def");
+}
+
+void register_catalog(RuleRegistry& registry) {
+  for (const auto& r : rule_catalog()) registry.add(r);
+}
+
+std::string_view builtin_checklist_toml();  // generated: checklist_data.cpp
+
+const Checklist& builtin_checklist() {
+  static const Checklist checklist = [] {
+    std::string error;
+    auto parsed = parse_checklist(builtin_checklist_toml(), error);
+    if (!parsed) throw std::logic_error("embedded checklist is invalid: " + error);
+    return *parsed;
+  }();
+  return checklist;
+}
+
+}  // namespace torchlint
