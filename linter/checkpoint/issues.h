@@ -1,18 +1,20 @@
 #pragma once
 // What a reader found wrong with a file, before any rule looks at it: structure that
-// readers could interpret differently (TL812) and structure that is broken (TL813).
-// The rules of those codes report these; the readers only describe.
+// readers could interpret differently and structure that is broken. Readers describe the
+// problem; the checkpoint rules (rules/checkpoint/) decide which code reports it.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace torchlint::ckpt {
 
-inline constexpr const char* kAmbiguousArchive = "TL812";
-inline constexpr const char* kMalformedCheckpoint = "TL813";
+enum class IssueKind : uint8_t {
+  kAmbiguous,  // another reasonable reader would see something else than torch does
+  kMalformed,  // broken, inconsistent or hostile structure
+};
 
 struct Issue {
-  std::string code;     // kAmbiguousArchive or kMalformedCheckpoint
+  IssueKind kind = IssueKind::kMalformed;
   std::string message;
   // The file could not be inspected completely because of this (torch.load would fail
   // or the inspector had to stop): the file's result is an error (exit 2).
@@ -28,10 +30,10 @@ class IssueSink {
   IssueSink(const IssueSink&) = delete;
   IssueSink& operator=(const IssueSink&) = delete;
   // `kind` groups similar issues for the cap ("lfh-name", "duplicate", ...).
-  void add(const char* code, const std::string& kind, std::string message, bool fatal = false);
-  void ambiguous(const std::string& kind, std::string message) { add(kAmbiguousArchive, kind, std::move(message)); }
+  void add(IssueKind issue, const std::string& kind, std::string message, bool fatal = false);
+  void ambiguous(const std::string& kind, std::string message) { add(IssueKind::kAmbiguous, kind, std::move(message)); }
   void malformed(const std::string& kind, std::string message, bool fatal = false) {
-    add(kMalformedCheckpoint, kind, std::move(message), fatal);
+    add(IssueKind::kMalformed, kind, std::move(message), fatal);
   }
   bool has_fatal() const;
 
@@ -39,7 +41,7 @@ class IssueSink {
   std::vector<Issue>& out_;
   struct Count {
     std::string kind;
-    std::string code;
+    IssueKind issue;
     size_t n = 0;
   };
   std::vector<Count> counts_;

@@ -11,7 +11,7 @@ class AmbiguousArchive final : public CheckpointRule {
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
     for (const CheckpointFile* file : checkpoint.files) {
       for (const Issue& issue : file->issues) {
-        if (issue.code == kAmbiguousArchive) ctx.report(file->display, issue.message);
+        if (issue.kind == IssueKind::kAmbiguous) ctx.report(file->display, issue.message);
       }
     }
   }

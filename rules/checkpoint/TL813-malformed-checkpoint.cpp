@@ -11,7 +11,7 @@ class MalformedCheckpoint final : public CheckpointRule {
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
     for (const CheckpointFile* file : checkpoint.files) {
       for (const Issue& issue : file->issues) {
-        if (issue.code == kMalformedCheckpoint) ctx.report(file->display, issue.message);
+        if (issue.kind == IssueKind::kMalformed) ctx.report(file->display, issue.message);
       }
     }
   }
