@@ -75,8 +75,9 @@ Safety assess_file_safety(const CheckpointFile& file) {
     return s;
   }
   if (file.is_torchscript()) {
-    s.level = SafetyLevel::kNeedsTrust;
-    s.text = "needs trust: TorchScript runs its code when loaded (torch.jit.load); weights_only does not apply";
+    s.level = SafetyLevel::kDangerous;
+    s.text = "UNSAFE: TorchScript runs its code when loaded (torch.jit.load; weights_only gives no protection before "
+             "torch 2.6), and that code is not known to be safe";
     return s;
   }
   if (unknown) {

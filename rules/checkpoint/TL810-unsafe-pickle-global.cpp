@@ -12,6 +12,13 @@ class UnsafePickleGlobal final : public CheckpointRule {
  public:
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
     for (const CheckpointFile* file : checkpoint.files) {
+      if (file->is_torchscript()) {
+        // Its code is the model: nothing vouches for it.
+        ctx.report(file->display,
+                   "TorchScript archive: loading it runs its TorchScript code (torch.jit.load, and torch.load hands it "
+                   "there: weights_only=True gave no protection before torch 2.6, CVE-2025-32434), which is not known "
+                   "to be safe; load it only if you trust its source, or ship a state_dict or safetensors file");
+      }
       for (const auto& scan : file->pickles) {
         std::string where = "pickle `" + scan->where + "`";
         std::string consequence = scan->loaded_by_torch ? "torch.load(weights_only=False) runs it when loading this file"

@@ -1,6 +1,6 @@
 // TL811 not-weights-only-loadable: torch.load(weights_only=True) refuses the file (a
-// global outside torch's allowlist, an opcode outside its subset), or gives no
-// protection (a TorchScript archive).
+// reviewed global outside torch's allowlist, an opcode outside its subset), though no code
+// was found in it.
 #include <algorithm>
 
 #include "catalog.h"
@@ -15,13 +15,6 @@ class NotWeightsOnlyLoadable final : public CheckpointRule {
  public:
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
     for (const CheckpointFile* file : checkpoint.files) {
-      if (file->is_torchscript()) {
-        ctx.report(file->display,
-                   "TorchScript archive: torch.load(weights_only=True) hands it to torch.jit.load, which runs its "
-                   "TorchScript code, so weights_only gives no protection before torch 2.6 (CVE-2025-32434); load it with "
-                   "torch.jit.load only if you trust its source");
-        continue;
-      }
       for (const auto& scan : file->pickles) {
         std::string where = "pickle `" + scan->where + "`";
         std::vector<std::string> names;
