@@ -33,7 +33,7 @@ std::string shape_string(std::span<const int64_t> shape) {
   return s + "]";
 }
 
-Safety assess_file_safety(const CheckpointFile& file) {
+Safety assess_file_safety(const CheckpointFile& file, bool run_torchscript_code) {
   Safety s;
   size_t dangerous = 0, unreviewed = 0, unknown = 0;
   std::string first_danger, first_unreviewed, first_unknown;
@@ -74,7 +74,7 @@ Safety assess_file_safety(const CheckpointFile& file) {
     s.text = "unknown: the file could not be read completely (see TL813)";
     return s;
   }
-  if (file.is_torchscript()) {
+  if (file.is_torchscript() && !run_torchscript_code) {
     s.level = SafetyLevel::kDangerous;
     s.text = "UNSAFE: TorchScript runs its code when loaded (torch.jit.load; weights_only gives no protection before "
              "torch 2.6), and that code is not known to be safe";

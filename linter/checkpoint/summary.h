@@ -22,7 +22,9 @@ struct Safety {
   std::string text;  // one line
 };
 
-Safety assess_file_safety(const CheckpointFile& file);
+// `run_torchscript_code`: the caller is about to run the archive's TorchScript code on
+// purpose (the audit's --probe); only what else the file holds decides then.
+Safety assess_file_safety(const CheckpointFile& file, bool run_torchscript_code = false);
 Safety assess_checkpoint_safety(const Checkpoint& checkpoint);
 
 struct SummaryOptions {

@@ -149,7 +149,8 @@ int run_audit(const AuditRequest& request_in) {
     for (const auto& file : scan.files) {
       if (file->format != ckpt::Format::kTorchScript) continue;
       ProbeTarget t{file->path, file->display, true, {}};
-      ckpt::Safety safety = ckpt::assess_file_safety(*file);
+      // --probe runs the TorchScript code on purpose; anything else that would run code refuses it.
+      ckpt::Safety safety = ckpt::assess_file_safety(*file, /*run_torchscript_code=*/true);
       if (safety.level == ckpt::SafetyLevel::kDangerous || safety.level == ckpt::SafetyLevel::kIncomplete) {
         t.trusted = false;
         t.why_not = "the checkpoint inspector's verdict is \"" + safety.text + "\"";
