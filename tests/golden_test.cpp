@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <map>
 #include <fstream>
 #include <regex>
@@ -50,18 +51,24 @@ std::set<Key> expectations(const fs::path& root) {
   return out;
 }
 
-// Per-rule tallies over every case, for the precision/recall table.
+// Per-rule tallies over the cases of one test, for its precision/recall table.
 struct Tally {
   size_t true_positives = 0, false_positives = 0, false_negatives = 0;
 };
-std::map<std::string, Tally>& tallies() {
-  static std::map<std::string, Tally> t;
-  return t;
+using Tallies = std::map<std::string, Tally>;
+
+void print_tallies(const Tallies& tallies) {
+  std::printf("\n%-7s %6s %6s %6s %9s %7s\n", "rule", "TP", "FP", "FN", "precision", "recall");
+  for (const auto& [code, t] : tallies) {
+    double p = t.true_positives + t.false_positives ? double(t.true_positives) / double(t.true_positives + t.false_positives) : 1.0;
+    double r = t.true_positives + t.false_negatives ? double(t.true_positives) / double(t.true_positives + t.false_negatives) : 1.0;
+    std::printf("%-7s %6zu %6zu %6zu %9.2f %7.2f\n", code.c_str(), t.true_positives, t.false_positives, t.false_negatives, p, r);
+  }
 }
 
 // Lints one fixture case (a file, or a directory as one project) with every rule. A rule
 // fixture is a program of its own: the other cases beside it give it no context.
-std::string check_case(const fs::path& path, bool project_context = true) {
+std::string check_case(const fs::path& path, Tallies& tallies, bool project_context = true) {
   cli::CheckRequest request;
   request.paths = {path.generic_string()};
   request.project_context = project_context;
@@ -76,16 +83,16 @@ std::string check_case(const fs::path& path, bool project_context = true) {
   for (const auto& d : run->outcome.diagnostics) {
     Key key{fs::path(d.path).lexically_normal().generic_string(), d.start.line, d.code};
     found.insert(key);
-    if (expected.contains(key)) ++tallies()[d.code].true_positives;
+    if (expected.contains(key)) ++tallies[d.code].true_positives;
     if (!expected.contains(key)) {
-      ++tallies()[d.code].false_positives;
+      ++tallies[d.code].false_positives;
       report << "  Noisy:   " << d.path << ":" << d.start.line << ":" << d.start.column << " " << d.code << " "
              << d.message << "\n";
     }
   }
   for (const auto& key : expected) {
     if (!found.contains(key)) {
-      ++tallies()[std::get<2>(key)].false_negatives;
+      ++tallies[std::get<2>(key)].false_negatives;
       report << "  Missing: " << std::get<0>(key) << ":" << std::get<1>(key) << " " << std::get<2>(key) << "\n";
     }
   }
@@ -114,10 +121,18 @@ TEST_CASE("every fixture's findings match its expect marks") {
     if (e.is_directory()) rule_dirs.push_back(e.path());
   }
   std::sort(rule_dirs.begin(), rule_dirs.end());
+  REQUIRE_FALSE(rule_dirs.empty());
+  Tallies tallies;
   for (const auto& dir : rule_dirs) {
-    for (const auto& c : cases_in(dir)) {
+    auto dir_cases = cases_in(dir);
+    // Every rule directory holds at least one case that must flag and one that must not.
+    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(), [](const fs::path& c) { return c.filename().string().starts_with("bad"); }),
+                  dir.generic_string() << " has no bad_* case");
+    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(), [](const fs::path& c) { return c.filename().string().starts_with("good"); }),
+                  dir.generic_string() << " has no good_* case");
+    for (const auto& c : dir_cases) {
       ++cases;
-      std::string problems = check_case(c, /*project_context=*/false);
+      std::string problems = check_case(c, tallies, /*project_context=*/false);
       if (!problems.empty()) {
         ++failures;
         FAIL_CHECK(c.generic_string() << ":\n" << problems);
@@ -126,34 +141,33 @@ TEST_CASE("every fixture's findings match its expect marks") {
   }
   MESSAGE(cases << " fixture cases, " << failures << " failing");
   CHECK(cases > 0);
+  print_tallies(tallies);
 }
 
 TEST_CASE("the sample project's findings match its expect marks") {
-  std::string problems = check_case("fixtures/sample_project");
+  REQUIRE(fs::is_directory("fixtures/sample_project"));
+  Tallies tallies;
+  std::string problems = check_case("fixtures/sample_project", tallies);
   CHECK_MESSAGE(problems.empty(), "fixtures/sample_project:\n" << problems);
 }
 
 TEST_CASE("realistic training projects: findings match their expect marks") {
   // fixtures/projects/<name>/ are complete projects written the way people write them;
   // their marks are the ground truth for precision and recall.
-  if (!fs::is_directory("fixtures/projects")) return;
+  REQUIRE(fs::is_directory("fixtures/projects"));
   std::vector<fs::path> projects;
   for (const auto& e : fs::directory_iterator("fixtures/projects")) {
     if (e.is_directory()) projects.push_back(e.path());
   }
   std::sort(projects.begin(), projects.end());
+  REQUIRE(projects.size() >= 10);
+  Tallies tallies;
+  size_t marks = 0;
   for (const auto& p : projects) {
-    std::string problems = check_case(p);
+    std::string problems = check_case(p, tallies);
     CHECK_MESSAGE(problems.empty(), p.generic_string() << ":\n" << problems);
   }
-}
-
-TEST_CASE("precision and recall per rule (report)") {
-  // Runs last (doctest orders by file then line): prints the table for the issue notes.
-  std::printf("\n%-7s %6s %6s %6s %9s %7s\n", "rule", "TP", "FP", "FN", "precision", "recall");
-  for (const auto& [code, t] : tallies()) {
-    double p = t.true_positives + t.false_positives ? double(t.true_positives) / double(t.true_positives + t.false_positives) : 1.0;
-    double r = t.true_positives + t.false_negatives ? double(t.true_positives) / double(t.true_positives + t.false_negatives) : 1.0;
-    std::printf("%-7s %6zu %6zu %6zu %9.2f %7.2f\n", code.c_str(), t.true_positives, t.false_positives, t.false_negatives, p, r);
-  }
+  for (const auto& [code, t] : tallies) marks += t.true_positives + t.false_negatives;
+  CHECK(marks > 0);  // the projects carry expect marks at all
+  print_tallies(tallies);
 }
