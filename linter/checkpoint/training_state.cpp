@@ -5,15 +5,13 @@
 #include <filesystem>
 #include <set>
 
+#include "core/text.h"
+
 namespace torchlint::ckpt {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 bool one_of(std::string_view key, std::initializer_list<std::string_view> names) {
   std::string k = lower(key);

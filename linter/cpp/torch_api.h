@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "rule.h"
 
 namespace torchlint::cpp::api {
@@ -364,9 +365,6 @@ inline std::set<const ValueDecl*> mentioned(const Stmt* s) {
   return out;
 }
 
-inline std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+inline std::string lower(std::string s) { return ascii_lower(s); }
 
 }  // namespace torchlint::cpp::api

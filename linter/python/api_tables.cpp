@@ -1,5 +1,7 @@
 #include "api_tables.h"
 
+#include "core/text.h"
+
 #include <array>
 #include <vector>
 
@@ -124,6 +126,12 @@ std::span<const std::string_view> lightning_hooks() {
 bool returns_gpu_device(std::string_view q) {
   return q == "torch.accelerator.current_accelerator" || q == "torch.cuda.current_device" ||
          q == "torch.accelerator.current_device_index" || q == "torch.accelerator.current_device_idx";
+}
+
+bool receiver_names_optimizer(std::string_view receiver) {
+  std::string n = ascii_lower(last_dotted_part(receiver));
+  if (n.find("sched") != std::string::npos) return false;
+  return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
 }
 
 ValueKind classify_call(std::string_view q) {

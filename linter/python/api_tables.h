@@ -45,6 +45,10 @@ enum class ValueKind : uint8_t {
 };
 std::string_view value_kind_name(ValueKind kind);
 
+// Whether a receiver's name reads as an optimizer (`opt`, `optimizer_g`, `self.optim`,
+// never a scheduler): the engine's and the loop rules' one notion of it.
+bool receiver_names_optimizer(std::string_view receiver);
+
 // What calling `qualname` returns, from the API tables.
 ValueKind classify_call(std::string_view qualname);
 // A call that names or selects a GPU: `torch.cuda.set_device`, `torch.accelerator.*`,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/suppressions.h"
+#include "core/text.h"
 
 namespace torchlint::python {
 
@@ -12,23 +13,9 @@ namespace {
 
 constexpr TSSymbol kErrorSymbol = static_cast<TSSymbol>(-1);
 
-std::string_view last_name(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool names_optimizer(std::string_view receiver) {
-  std::string n = lower(last_name(receiver));
-  if (n.find("sched") != std::string::npos) return false;
-  return n.find("optim") != std::string::npos || n == "opt" || n.starts_with("opt_") || n.ends_with("_opt") ||
-         n.starts_with("opt") || n.ends_with("opt");
-}
+std::string_view last_name(std::string_view dotted) { return last_dotted_part(dotted); }
+std::string lower(std::string_view s) { return ascii_lower(s); }
+bool names_optimizer(std::string_view receiver) { return api::receiver_names_optimizer(receiver); }
 
 bool is_true_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kTrue; }
 bool is_false_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kFalse; }

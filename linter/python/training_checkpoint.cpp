@@ -6,16 +6,13 @@
 #include <span>
 
 #include "core/name_table.h"
+#include "core/text.h"
 
 namespace torchlint::python {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 std::string_view last_of(std::string_view dotted) {
   size_t dot = dotted.rfind('.');

@@ -1,5 +1,7 @@
 #include "training_dataloader.h"
 
+#include "core/text.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -7,11 +9,7 @@ namespace torchlint::python {
 
 namespace {
 
-std::string lowercase(std::string_view name) {
-  std::string out(name);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string lowercase(std::string_view name) { return ascii_lower(name); }
 
 bool contains_train(std::string_view name) { return lowercase(name).find("train") != std::string::npos; }
 

@@ -12,20 +12,14 @@
 #include <vector>
 
 #include "core/name_table.h"
+#include "core/text.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint::python::loop_util {
 
-inline std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-inline std::string_view last_name(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
+inline std::string lower(std::string_view s) { return ascii_lower(s); }
+inline std::string_view last_name(std::string_view dotted) { return last_dotted_part(dotted); }
 
 // How two spellings of one object compare: `self.optimizer` and `optimizer` are the same
 // optimizer in practice; `opt_g` and `opt_d` are not.
@@ -39,11 +33,7 @@ inline bool contains(TSNode outer, TSNode inner) {
 inline uint32_t line_of(TSNode n) { return ts_node_start_point(n).row + 1; }
 
 // The names the engine itself reads as optimizers (`opt`, `optimizer_g`, `self.optim`).
-inline bool names_optimizer(std::string_view receiver) {
-  std::string n = key(receiver);
-  if (n.find("sched") != std::string::npos) return false;
-  return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
-}
+inline bool names_optimizer(std::string_view receiver) { return api::receiver_names_optimizer(receiver); }
 
 // Whether `node` runs only sometimes per execution of `stop` (a loop): under an `if`/`elif`/
 // `else` branch, a conditional expression's branch, the right operand of `and`/`or`, an
