@@ -2,16 +2,18 @@
 // fixture files: every finding must be marked and every mark must be found.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <algorithm>
-#include <map>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "catalog.h"
 #include "cli/check_command.h"
+#include "core/fixes.h"
 
 namespace fs = std::filesystem;
 using namespace torchlint;
@@ -170,4 +172,41 @@ TEST_CASE("realistic training projects: findings match their expect marks") {
   for (const auto& [code, t] : tallies) marks += t.true_positives + t.false_negatives;
   CHECK(marks > 0);  // the projects carry expect marks at all
   print_tallies(tallies);
+}
+
+TEST_CASE("fixes: every fixable rule's bad fixtures become their .fixed snapshots") {
+  // `bad_x.py` with a sibling `bad_x.py.fixed`: the safe fixes applied once must give the
+  // snapshot byte for byte, and a fixable rule needs at least one snapshot.
+  size_t snapshots = 0;
+  for (const auto& rule : rule_catalog()) {
+    if (!rule.fixable || std::find(rule.languages.begin(), rule.languages.end(), Language::kPython) == rule.languages.end()) continue;
+    fs::path dir = fs::path("fixtures/python") / (rule.code + "-" + rule.name);
+    REQUIRE_MESSAGE(fs::is_directory(dir), dir.generic_string());
+    size_t for_rule = 0;
+    for (const auto& c : cases_in(dir)) {
+      fs::path snapshot = c.string() + ".fixed";
+      if (!fs::is_regular_file(c) || !fs::exists(snapshot)) continue;
+      ++for_rule;
+      cli::CheckRequest request;
+      request.paths = {c.generic_string()};
+      request.project_context = false;
+      request.selection.select = std::vector<std::string>{rule.code};
+      std::string error;
+      auto run = cli::run_check(request, error);
+      REQUIRE_MESSAGE(run, error);
+      std::vector<const Diagnostic*> diagnostics;
+      for (const auto& d : run->outcome.diagnostics) diagnostics.push_back(&d);
+      std::ifstream in(c), expected_in(snapshot);
+      std::stringstream original, expected;
+      original << in.rdbuf();
+      expected << expected_in.rdbuf();
+      FixResult fixed = apply_fixes(original.str(), diagnostics);
+      CHECK_MESSAGE(fixed.text == expected.str(), c.generic_string() << ": fixed text differs from its snapshot:\n"
+                                                                    << unified_diff(snapshot.generic_string(), expected.str(), fixed.text));
+      CHECK(fixed.applied > 0);
+    }
+    CHECK_MESSAGE(for_rule > 0, rule.code << " is fixable but has no bad_*.py.fixed snapshot");
+    snapshots += for_rule;
+  }
+  CHECK(snapshots > 0);
 }
