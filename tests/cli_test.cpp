@@ -75,6 +75,29 @@ TEST_CASE("usage and configuration errors exit 2 with one clear line") {
   CHECK(run("").exit == 2);
 }
 
+TEST_CASE("typos: one torchlint: error: line, a did-you-mean, and the help pointer") {
+  auto cmd = run("chek .");
+  CHECK(cmd.exit == 2);
+  CHECK(cmd.err.rfind("torchlint: error: unknown command `chek`", 0) == 0);
+  CHECK(cmd.err.find("did you mean `torchlint check`?") != std::string::npos);
+  auto opt = run("check --selct TL1 .");
+  CHECK(opt.exit == 2);
+  CHECK(opt.err.find("torchlint: error: unexpected argument `--selct`") != std::string::npos);
+  CHECK(opt.err.find("did you mean `--select`?") != std::string::npos);
+  CHECK(opt.err.find("run `torchlint check --help`") != std::string::npos);
+  CHECK(run("ckpt --alow-global x.Y m.pt").err.find("did you mean `--allow-global`?") != std::string::npos);
+  // No command: the help (exit 2); `help`, `help CMD`: the help (exit 0); -V: the version.
+  auto none = run("");
+  CHECK(none.exit == 2);
+  CHECK(none.out.find("Subcommands:") != std::string::npos);
+  auto help = run("help check");
+  CHECK(help.exit == 0);
+  CHECK(help.out.find("--select") != std::string::npos);
+  auto version = run("-V");
+  CHECK(version.exit == 0);
+  CHECK(version.out.rfind("torchlint ", 0) == 0);
+}
+
 TEST_CASE("bad input: reported per file, other files' findings kept") {
   TempDir d;
   d.write("good_findings.py", kViolation);

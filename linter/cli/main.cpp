@@ -17,6 +17,7 @@
 #include "core/exit_code.h"
 #include "core/fixes.h"
 #include "core/rule_selection.h"
+#include "parse_errors.h"
 #include "report/report.h"
 
 #if TORCHLINT_WITH_MIMALLOC
@@ -163,7 +164,7 @@ static void one_value_per_option(CLI::App& app) {
 int main(int argc, char** argv) {
   tune_allocator();
   CLI::App app{"torchlint: lint PyTorch training code against the best-practice checklist"};
-  app.set_version_flag("--version", std::string("torchlint ") + TORCHLINT_VERSION + allocator_note());
+  app.set_version_flag("-V,--version", std::string("torchlint ") + TORCHLINT_VERSION + allocator_note());
   app.require_subcommand(1);
 
   auto* check = app.add_subcommand("check", "Lint Python files and directories");
@@ -232,14 +233,24 @@ int main(int argc, char** argv) {
   rule_cmd->add_option("code", rule_code, "Rule code or name, e.g. TL102")->required();
   cli::CkptCommand ckpt_cmd(app);
 
+  // `torchlint` alone, `torchlint help` and `torchlint help CMD`: the help, as `--help` prints it.
+  if (argc == 1 || (argc >= 2 && std::string_view(argv[1]) == "help")) {
+    const CLI::App* about = &app;
+    if (argc >= 3) {
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_name() == argv[2]) about = sub;
+      }
+    }
+    std::cout << about->help();
+    return argc == 1 ? kExitError : kExitClean;
+  }
   try {
     one_value_per_option(app);
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitError;
+    return cli::report_parse_error(app, e, argc, argv, "torchlint");
   }
 
   if (*rules_cmd) return list_rules(rules_format);

@@ -1,0 +1,91 @@
+#include "parse_errors.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "core/exit_code.h"
+
+namespace torchlint::cli {
+
+namespace {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The subcommand being parsed when the error came: the deepest one named in argv.
+const CLI::App* active_subcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* current = &app;
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.starts_with("-")) continue;
+    for (const CLI::App* sub : current->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == word) {
+        current = sub;
+        break;
+      }
+    }
+  }
+  return current;
+}
+
+}  // namespace
+
+std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv, const std::string& tool) {
+  const CLI::App* where = active_subcommand(app, argc, argv);
+  std::string message = e.what();
+  std::string hint;
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && where == &app && argc >= 2 && !std::string(argv[1]).starts_with("-")) {
+    // `torchlint chek`: CLI11 only says a subcommand is required.
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    message = "unknown command `" + std::string(argv[1]) + "`";
+    if (std::string m = closest_match(argv[1], names); !m.empty()) hint = "did you mean `" + tool + " " + m + "`?";
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    // An unknown option: suggest the closest of the subcommand's own.
+    std::vector<std::string> options;
+    for (const CLI::Option* o : where->get_options()) {
+      for (const auto& name : o->get_lnames()) options.push_back("--" + name);
+    }
+    for (int i = 1; i < argc; ++i) {
+      std::string word = argv[i];
+      if (!word.starts_with("--")) continue;
+      std::string flag = word.substr(0, word.find('='));
+      if (std::find(options.begin(), options.end(), flag) != options.end()) continue;
+      message = "unexpected argument `" + flag + "`";
+      if (std::string m = closest_match(flag, options); !m.empty()) hint = "did you mean `" + m + "`?";
+      break;
+    }
+  }
+  std::cerr << tool << ": error: " << message << '\n';
+  if (!hint.empty()) std::cerr << "  " << hint << '\n';
+  std::string path = where == &app ? tool : tool + " " + where->get_name();
+  std::cerr << "For more information, run `" << path << " --help`.\n";
+  return kExitError;
+}
+
+}  // namespace torchlint::cli
