@@ -12,11 +12,13 @@ if(NOT EXISTS ${TS_PYTHON_DIR}/package/src/parser.c)
   if(NOT EXISTS ${TS_PYTHON_TGZ})
     message(STATUS "Fetching tree-sitter-python ${TS_PYTHON_VERSION} with npm pack")
     execute_process(
-      COMMAND ${NPM_EXECUTABLE} pack tree-sitter-python@${TS_PYTHON_VERSION} --silent
+      COMMAND ${NPM_EXECUTABLE} pack tree-sitter-python@${TS_PYTHON_VERSION} --loglevel=error
       WORKING_DIRECTORY ${TS_PYTHON_DIR}
-      RESULT_VARIABLE npm_result OUTPUT_QUIET ERROR_VARIABLE npm_error)
+      RESULT_VARIABLE npm_result OUTPUT_VARIABLE npm_output ERROR_VARIABLE npm_error)
     if(NOT npm_result EQUAL 0 OR NOT EXISTS ${TS_PYTHON_TGZ})
-      message(FATAL_ERROR "npm pack tree-sitter-python@${TS_PYTHON_VERSION} failed: ${npm_error}")
+      # npm's own words (a network error, a missing version), not just "failed".
+      message(FATAL_ERROR "npm pack tree-sitter-python@${TS_PYTHON_VERSION} failed (exit ${npm_result}):\n"
+                          "${npm_error}${npm_output}\nCheck the network and the npm registry, then run the build again.")
     endif()
   endif()
   file(SHA256 ${TS_PYTHON_TGZ} ts_python_actual)
