@@ -1,0 +1,224 @@
+// `torchlint check`: its options and what it does with a run (fixes, baseline, report).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "audit_checkpoints.h"
+#include "check_command.h"
+#include "ckpt_command.h"
+#include "commands.h"
+#include "core/exit_code.h"
+#include "core/fixes.h"
+#include "core/rule_selection.h"
+#include "registry/all_rules.h"
+#include "report/report.h"
+
+namespace torchlint::cli {
+
+namespace {
+
+// Replaces a file's contents atomically (temp file, then rename), and only if the file
+// still holds what was linted: an editor may have saved it in between.
+bool write_fixed_file(const std::string& path, std::string_view linted, const std::string& fixed) {
+  std::string error;
+  auto current = SourceFile::read(path, error);
+  if (!current || current->text() != linted) {
+    std::cerr << "torchlint: warning: " << path << " changed while it was being linted; not fixed\n";
+    return true;
+  }
+  std::filesystem::path target(path), tmp = target;
+  tmp += ".torchlint-fix.tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << fixed;
+    if (!out) {
+      std::cerr << "torchlint: error: cannot write " << tmp.string() << '\n';
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::permissions(tmp, std::filesystem::status(target, ec).permissions(), ec);
+  std::filesystem::rename(tmp, target, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    std::cerr << "torchlint: error: cannot write " << path << ": " << ec.message() << '\n';
+    return false;
+  }
+  return true;
+}
+
+// Applies (or prints as a diff) every fix; returns the number of fixes, or -1 on a write error.
+long apply_or_show_fixes(const CheckRun& run, bool diff_only, bool unsafe) {
+  std::map<std::string, std::vector<const Diagnostic*>> by_file;
+  for (const auto& d : run.outcome.diagnostics) {
+    if (d.fix && (unsafe || !d.fix->unsafe)) by_file[d.path].push_back(&d);
+  }
+  long total = 0;
+  for (const auto& [path, diagnostics] : by_file) {
+    auto source = run.outcome.sources.find(path);
+    if (source == run.outcome.sources.end()) continue;
+    std::string_view before = source->second->text();
+    FixResult result = apply_fixes(before, diagnostics);
+    total += static_cast<long>(result.applied);
+    if (diff_only) {
+      std::cout << unified_diff(path, before, result.text);
+      continue;
+    }
+    if (!write_fixed_file(path, before, result.text)) return -1;
+  }
+  return total;
+}
+
+}  // namespace
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
+}
+
+CheckCommand::CheckCommand(CLI::App& app) {
+  command_ = app.add_subcommand("check", "Lint Python files and directories");
+  command_->add_option("paths", paths_, "Files or directories (default: .)");
+  command_->add_option("--select", select_, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
+  command_->add_option("--extend-select", extend_select_, "Rules to enable in addition");
+  command_->add_option("--ignore", ignore_, "Rules to disable");
+  std::string formats_help = "Output format:";
+  for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
+  command_->add_option("--output-format", output_format_, formats_help)->envname("TORCHLINT_OUTPUT_FORMAT");
+  command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
+  command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
+  command_->add_option("--target-torch", target_torch_, "Lowest torch version the code must support, e.g. 2.4");
+  command_->add_option("-j,--jobs", jobs_, "Threads (default: all cores)");
+  command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
+  command_->add_flag("--statistics", statistics_, "Show counts per rule instead of the findings");
+  command_->add_option("--baseline", baseline_, "Report only findings not recorded in this baseline file");
+  command_->add_option("--write-baseline", write_baseline_file_, "Record every current finding in this baseline file");
+  command_->add_flag("--baseline-strict", baseline_strict_, "Fail when baseline entries no longer match (stale debt)");
+  command_->add_option("--diff-base", diff_base_, "Report only findings on lines changed since this git revision");
+  command_->add_flag("--no-cache", no_cache_, "Do not read or write the result cache")->envname("TORCHLINT_NO_CACHE");
+  command_->add_option("--cache-dir", cache_dir_, "Result cache directory (default: .torchlint_cache in the project root)");
+  command_->add_flag("--fix", fix_, "Apply the safe fixes ([*]) to the files, then report what is left");
+  command_->add_flag("--unsafe-fixes", unsafe_fixes_, "Also apply (or show) fixes that may change behaviour");
+  command_->add_flag("--diff", diff_, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
+  command_->add_flag("--include-checkpoints", include_checkpoints_, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
+
+}
+
+int CheckCommand::run() const {
+  const report::Format* format = report::find_format(output_format_);
+  if (!format) {
+    std::cerr << "torchlint: error: unknown output format `" << output_format_ << "`\n";
+    return kExitError;
+  }
+  CheckRequest request;
+  request.paths = paths_;
+  if (command_->count("--select")) request.selection.select = split_selector_list(select_);
+  request.selection.extend_select = split_selector_list(extend_select_);
+  request.selection.ignore = split_selector_list(ignore_);
+  if (!config_file_.empty()) request.config_file = config_file_;
+  if (!target_torch_.empty()) {
+    request.target_torch = TorchVersion::parse(target_torch_);
+    if (!request.target_torch) {
+      std::cerr << "torchlint: error: --target-torch: expected a version such as 2.4, got `" << target_torch_ << "`\n";
+      return kExitError;
+    }
+  }
+  request.jobs = jobs_;
+  if (!baseline_.empty()) request.baseline = baseline_;
+  if (!diff_base_.empty()) request.diff_base = diff_base_;
+  request.use_cache = !no_cache_;
+  if (!cache_dir_.empty()) request.cache_dir = cache_dir_;
+
+  std::string error;
+  std::optional<CheckRun> run;
+  try {
+    run = run_check(request, error);
+  } catch (const std::exception& e) {
+    std::cerr << "torchlint: internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+  if (!run) {
+    std::cerr << "torchlint: error: " << error << '\n';
+    return kExitError;
+  }
+
+  if (!write_baseline_file_.empty()) {
+    auto written = write_baseline(*run, write_baseline_file_, error);
+    if (!written) {
+      std::cerr << "torchlint: error: " << error << '\n';
+      return kExitError;
+    }
+    std::cerr << "Wrote " << *written << (*written == 1 ? " finding" : " findings") << " to " << write_baseline_file_ << ".\n";
+    return run->outcome.errors.empty() ? kExitClean : kExitError;
+  }
+
+  if (fix_ || diff_) {
+    auto fixed = apply_or_show_fixes(*run, diff_, unsafe_fixes_);
+    if (fixed < 0) return kExitError;
+    if (diff_) return fixed > 0 && !exit_zero_ ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
+    if (fixed > 0) {
+      std::cerr << "Fixed " << fixed << (fixed == 1 ? " finding" : " findings") << ".\n";
+      run = run_check(request, error);  // report what is left, at its new positions
+      if (!run) {
+        std::cerr << "torchlint: error: " << error << '\n';
+        return kExitError;
+      }
+    }
+  }
+
+  if (include_checkpoints_) add_checkpoint_findings(paths_.empty() ? std::vector<std::string>{"."} : paths_, run->enabled, run->outcome);
+
+  std::ofstream file_out;
+  std::ostream* out = &std::cout;
+  if (!output_file_.empty()) {
+    file_out.open(output_file_);
+    if (!file_out) {
+      std::cerr << "torchlint: error: cannot write " << output_file_ << '\n';
+      return kExitError;
+    }
+    out = &file_out;
+  }
+  int exit_code = kExitClean;
+  size_t stale = 0;
+  for (const auto& e : run->stale_baseline) stale += e.count;
+  if (stale) {
+    std::cerr << "torchlint: " << stale << " baseline " << (stale == 1 ? "entry matches" : "entries match")
+              << " no finding any more (fixed or changed); regenerate with --write-baseline\n";
+  }
+  if (!run->outcome.errors.empty()) {
+    exit_code = kExitError;
+  } else if ((!run->outcome.diagnostics.empty() || (baseline_strict_ && stale)) && !exit_zero_) {
+    exit_code = kExitFindings;
+  }
+  report::ReportContext ctx{run->outcome, registry(), output_file_.empty() && !format->machine_readable && use_color(color_)};
+  ctx.enabled = &run->enabled;
+  ctx.checklist = builtin_checklist;
+  std::error_code cwd_error;
+  ctx.source_root = std::filesystem::current_path(cwd_error).generic_string();
+  if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
+  ctx.exit_code = exit_code;
+  ctx.baseline_active = !baseline_.empty();
+  if (statistics_) {
+    report::write_statistics(*out, ctx);
+  } else {
+    format->write(*out, ctx);
+  }
+  // File errors go to stderr in every format so machine-readable output stays parseable.
+  for (const auto& e : run->outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
+  if (!format->machine_readable && !statistics_ && isatty(STDERR_FILENO)) {
+    size_t n = run->outcome.diagnostics.size();
+    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings") : std::string("All checks passed"))
+              << " in " << run->outcome.files_linted << (run->outcome.files_linted == 1 ? " file" : " files") << ".\n";
+  }
+  out->flush();
+  return exit_code;
+}
+
+}  // namespace torchlint::cli

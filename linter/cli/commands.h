@@ -1,0 +1,60 @@
+#pragma once
+// One class per subcommand of `torchlint` (ckpt: ckpt_command.h): each declares its own
+// options on the CLI11 app and runs when it was chosen. main() only builds the app,
+// parses and dispatches.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "audit_command.h"
+
+namespace torchlint::cli {
+
+// Whether to color output for `mode` (auto, always, never): NO_COLOR and dumb terminals
+// turn `auto` off.
+bool use_color(const std::string& mode);
+
+class CheckCommand {
+ public:
+  explicit CheckCommand(CLI::App& app);
+  bool selected() const { return command_->parsed(); }
+  int run() const;
+
+ private:
+  CLI::App* command_ = nullptr;
+  std::vector<std::string> paths_, select_, extend_select_, ignore_;
+  std::string output_format_ = "full", color_ = "auto", output_file_, config_file_, target_torch_;
+  bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false, no_cache_ = false,
+       unsafe_fixes_ = false, include_checkpoints_ = false;
+  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_;
+  unsigned jobs_ = 0;
+};
+
+class AuditCommand {
+ public:
+  explicit AuditCommand(CLI::App& app);
+  bool selected() const { return command_->parsed(); }
+  int run();
+
+ private:
+  CLI::App* command_ = nullptr;
+  AuditRequest audit_;
+  std::string repo_, output_, checklist_, max_checkpoint_size_, probe_binary_;
+  bool no_cache_ = false, no_checkpoints_ = false;
+};
+
+// `torchlint rules` (the list) and `torchlint rule CODE` (one rule's doc).
+class RulesCommand {
+ public:
+  explicit RulesCommand(CLI::App& app);
+  bool selected() const { return list_->parsed() || show_->parsed(); }
+  int run() const;
+
+ private:
+  CLI::App* list_ = nullptr;
+  CLI::App* show_ = nullptr;
+  std::string format_ = "text", code_;
+};
+
+}  // namespace torchlint::cli
