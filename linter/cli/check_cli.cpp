@@ -82,6 +82,16 @@ bool use_color(const std::string& mode) {
   return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
 }
 
+std::ostream* open_output(const std::string& path, std::ofstream& file) {
+  if (path.empty()) return &std::cout;
+  file.open(path);
+  if (!file) {
+    std::cerr << "torchlint: error: cannot write " << path << '\n';
+    return nullptr;
+  }
+  return &file;
+}
+
 CheckCommand::CheckCommand(CLI::App& app) {
   command_ = app.add_subcommand("check", "Lint Python files and directories");
   command_->add_option("paths", paths_, "Files or directories (default: .)");
@@ -176,15 +186,8 @@ int CheckCommand::run() const {
   if (include_checkpoints_) add_checkpoint_findings(paths_.empty() ? std::vector<std::string>{"."} : paths_, run->enabled, run->outcome);
 
   std::ofstream file_out;
-  std::ostream* out = &std::cout;
-  if (!output_file_.empty()) {
-    file_out.open(output_file_);
-    if (!file_out) {
-      std::cerr << "torchlint: error: cannot write " << output_file_ << '\n';
-      return kExitError;
-    }
-    out = &file_out;
-  }
+  std::ostream* out = open_output(output_file_, file_out);
+  if (!out) return kExitError;
   int exit_code = kExitClean;
   size_t stale = 0;
   for (const auto& e : run->stale_baseline) stale += e.count;

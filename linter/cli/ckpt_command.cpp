@@ -13,6 +13,7 @@
 #include "registry/all_rules.h"
 #include "audit_checkpoints.h"
 #include "check_command.h"
+#include "commands.h"
 #include "checkpoint/diff.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/policy.h"
@@ -180,15 +181,8 @@ int CkptCommand::run_inspect() const {
   }
 
   std::ofstream file_out;
-  std::ostream* out = &std::cout;
-  if (!output_file_.empty()) {
-    file_out.open(output_file_);
-    if (!file_out) {
-      std::cerr << "torchlint: error: cannot write " << output_file_ << '\n';
-      return kExitError;
-    }
-    out = &file_out;
-  }
+  std::ostream* out = open_output(output_file_, file_out);
+  if (!out) return kExitError;
   bool color = output_file_.empty() && !format->machine_readable && color_for(color_, true);
   Progress progress(scan_values_ && isatty(STDERR_FILENO));
   ckpt::InspectOptions options = inspect_options(allow_globals_, scan_values_);

@@ -2,6 +2,8 @@
 // One class per subcommand of `torchlint` (ckpt: ckpt_command.h): each declares its own
 // options on the CLI11 app and runs when it was chosen. main() only builds the app,
 // parses and dispatches.
+#include <fstream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,10 @@ namespace torchlint::cli {
 // Whether to color output for `mode` (auto, always, never): NO_COLOR and dumb terminals
 // turn `auto` off.
 bool use_color(const std::string& mode);
+
+// Where a report goes: standard output, or `path` opened into `file` (-o). Null, after an
+// error line on stderr, when the file cannot be written.
+std::ostream* open_output(const std::string& path, std::ofstream& file);
 
 class CheckCommand {
  public:
