@@ -80,7 +80,7 @@ class NoExperimentTracking final : public Rule {
 
   void on_module_end(RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
-    if (model.is_pytest_file()) return;
+    if (model.is_pytest_file() || is_benchmark(model.module_name())) return;
     TSNode anchor{};
     if (model.has_main_guard()) {
       anchor = field(model.main_guard_node(), Syntax::get().fields().condition);
@@ -111,6 +111,13 @@ class NoExperimentTracking final : public Rule {
   }
 
  private:
+  // Scripts under `benchmarks/`: their result is the measurement they print (a speed, a
+  // parity assert), not a run whose curves anyone compares.
+  static bool is_benchmark(std::string_view module) {
+    std::string dotted = "." + std::string(module) + ".";
+    return dotted.find(".benchmarks.") != std::string::npos || dotted.find(".benchmark.") != std::string::npos;
+  }
+
   static constexpr std::string_view kOptimizesInputs = "optimizes-input-copies";
   static constexpr std::string_view kOptimizesParameters = "optimizes-parameters";
 
