@@ -82,6 +82,21 @@ bool use_color(const std::string& mode) {
   return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && std::string(term) == "dumb");
 }
 
+const report::Format* find_output_format(const std::string& name) {
+  const report::Format* format = report::find_format(name);
+  if (!format) std::cerr << "torchlint: error: unknown output format `" << name << "`\n";
+  return format;
+}
+
+SelectionLayer command_line_selection(const CLI::App& command, const std::vector<std::string>& select,
+                                      const std::vector<std::string>& extend_select, const std::vector<std::string>& ignore) {
+  SelectionLayer layer;
+  if (command.count("--select")) layer.select = split_selector_list(select);
+  layer.extend_select = split_selector_list(extend_select);
+  layer.ignore = split_selector_list(ignore);
+  return layer;
+}
+
 std::ostream* open_output(const std::string& path, std::ofstream& file) {
   if (path.empty()) return &std::cout;
   file.open(path);
@@ -118,20 +133,14 @@ CheckCommand::CheckCommand(CLI::App& app) {
   command_->add_flag("--unsafe-fixes", unsafe_fixes_, "Also apply (or show) fixes that may change behaviour");
   command_->add_flag("--diff", diff_, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
   command_->add_flag("--include-checkpoints", include_checkpoints_, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
-
 }
 
 int CheckCommand::run() const {
-  const report::Format* format = report::find_format(output_format_);
-  if (!format) {
-    std::cerr << "torchlint: error: unknown output format `" << output_format_ << "`\n";
-    return kExitError;
-  }
+  const report::Format* format = find_output_format(output_format_);
+  if (!format) return kExitError;
   CheckRequest request;
   request.paths = paths_;
-  if (command_->count("--select")) request.selection.select = split_selector_list(select_);
-  request.selection.extend_select = split_selector_list(extend_select_);
-  request.selection.ignore = split_selector_list(ignore_);
+  request.selection = command_line_selection(*command_, select_, extend_select_, ignore_);
   if (!config_file_.empty()) request.config_file = config_file_;
   if (!target_torch_.empty()) {
     request.target_torch = TorchVersion::parse(target_torch_);

@@ -156,15 +156,9 @@ int CkptCommand::run() const {
 }
 
 int CkptCommand::run_inspect() const {
-  const report::Format* format = report::find_format(output_format_);
-  if (!format) {
-    std::cerr << "torchlint: error: unknown output format `" << output_format_ << "`\n";
-    return kExitError;
-  }
-  SelectionLayer command_line;
-  if (command_->count("--select")) command_line.select = split_selector_list(select_);
-  command_line.extend_select = split_selector_list(extend_select_);
-  command_line.ignore = split_selector_list(ignore_);
+  const report::Format* format = find_output_format(output_format_);
+  if (!format) return kExitError;
+  SelectionLayer command_line = command_line_selection(*command_, select_, extend_select_, ignore_);
   for (const auto& name : allow_globals_) {
     std::string why;
     if (!ckpt::Policy::may_allow(name, why)) {

@@ -10,12 +10,22 @@
 #include <CLI/CLI.hpp>
 
 #include "audit_command.h"
+#include "core/rule_selection.h"
+#include "report/report.h"
 
 namespace torchlint::cli {
 
 // Whether to color output for `mode` (auto, always, never): NO_COLOR and dumb terminals
 // turn `auto` off.
 bool use_color(const std::string& mode);
+
+// The output format called `name`; null, after an error line on stderr, when there is none.
+const report::Format* find_output_format(const std::string& name);
+
+// The rule selection given on a command line (`--select` only when it was given: its
+// absence leaves the configuration's).
+SelectionLayer command_line_selection(const CLI::App& command, const std::vector<std::string>& select,
+                                      const std::vector<std::string>& extend_select, const std::vector<std::string>& ignore);
 
 // Where a report goes: standard output, or `path` opened into `file` (-o). Null, after an
 // error line on stderr, when the file cannot be written.

@@ -286,36 +286,30 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
   std::set<std::string> given;
   for (const auto& f : files) given.insert(f.relative);
   std::vector<char> in_set(all.size(), 0);
-  std::vector<uint32_t> stack;
+  std::vector<uint32_t> given_ids;
   for (uint32_t i = 0; i < all.size(); ++i) {
     if (given.contains(all[i].relative)) {
       in_set[i] = 1;
-      stack.push_back(i);
+      given_ids.push_back(i);
     }
   }
-  std::vector<uint32_t> seeds = stack;
-  while (!stack.empty()) {
-    uint32_t i = stack.back();
-    stack.pop_back();
-    for (uint32_t j : importers[i]) {
-      if (!in_set[j]) {
-        in_set[j] = 1;
-        stack.push_back(j);
-        seeds.push_back(j);
+  // Adds to in_set every file reachable from `from` along `edges`; returns `from` plus them.
+  auto spread = [&](const std::vector<std::vector<uint32_t>>& edges, std::vector<uint32_t> from) {
+    std::vector<uint32_t> reached = from;
+    while (!from.empty()) {
+      uint32_t i = from.back();
+      from.pop_back();
+      for (uint32_t j : edges[i]) {
+        if (!in_set[j]) {
+          in_set[j] = 1;
+          from.push_back(j);
+          reached.push_back(j);
+        }
       }
     }
-  }
-  stack = seeds;
-  while (!stack.empty()) {
-    uint32_t i = stack.back();
-    stack.pop_back();
-    for (uint32_t j : imports[i]) {
-      if (!in_set[j]) {
-        in_set[j] = 1;
-        stack.push_back(j);
-      }
-    }
-  }
+    return reached;
+  };
+  spread(imports, spread(importers, std::move(given_ids)));
   std::vector<DiscoveredFile> context;
   for (uint32_t i = 0; i < all.size(); ++i) {
     if (!in_set[i] || given.contains(all[i].relative)) continue;

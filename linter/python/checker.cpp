@@ -634,14 +634,12 @@ static bool getitem_slices_memory(const FunctionState& fn, const SemanticModel& 
 
 void Checker::on_function_leave(TSNode) {
   FunctionState& fn = model_.function();
-  // Facts of what a dataset or a collate function costs per item (TL201 reads them from
-  // the file that builds the DataLoader, which is seldom the one that defines them).
+  // What a dataset costs per item (TL201 reads it from the file that builds the
+  // DataLoader, which is seldom the one that defines the dataset).
   if (fn.enclosing_class >= 0 && fn.name == "__getitem__" && getitem_slices_memory(fn, model_)) {
     add_fact(fn, kItemsInMemoryFact);
   }
-  if (!fn.is_module_level && model_.text(fn.node).find("tokenizer.pad(") != std::string_view::npos) {
-    add_fact(fn, kPadsTokensFact);
-  }
+
   dispatch(Event::kFunctionEnd, [&](auto& h) { h.on_function_end(fn, *this); });
   model_.contexts_.resize(fn.context_base);
   result_.facts.functions.push_back(std::move(fn.facts));
@@ -883,6 +881,8 @@ void Checker::on_call(TSNode node) {
   ValueInfo receiver = ts_node_is_null(event.receiver) ? ValueInfo{} : model_.infer_value(event.receiver);
 
   // Facts the project pass and the rules build on.
+  // `tokenizer.pad(examples, ...)`: a collate function padding pre-tokenized text.
+  if (event.method == "pad" && receiver_text.ends_with("tokenizer")) add_fact(fn, kPadsTokensFact);
   if (event.qualname) {
     const std::string& q = *event.qualname;
     switch (api::seeded_by(q)) {
