@@ -134,8 +134,18 @@ bool receiver_names_optimizer(std::string_view receiver) {
   return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
 }
 
+bool makes_synthetic_tensor(std::string_view q) {
+  static const NameSet factories = {
+      "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full",
+      "torch.randn_like", "torch.rand_like", "torch.randint_like", "torch.zeros_like", "torch.ones_like",
+      "torch.empty_like", "torch.full_like",
+  };
+  return factories.contains(q);
+}
+
 ValueKind classify_call(std::string_view q) {
   if (q == kDataLoaderClass) return ValueKind::kDataLoader;
+  if (makes_synthetic_tensor(q)) return ValueKind::kTensor;
   if (q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset") {
     return ValueKind::kInMemoryDataset;
   }

@@ -51,6 +51,9 @@ bool receiver_names_optimizer(std::string_view receiver);
 
 // What calling `qualname` returns, from the API tables.
 ValueKind classify_call(std::string_view qualname);
+// A factory of made-up tensors (`torch.randn`, `torch.zeros`, `torch.ones_like`): input
+// built from one is a shape or smoke check, not data.
+bool makes_synthetic_tensor(std::string_view qualname);
 // A call that names or selects a GPU: `torch.cuda.set_device`, `torch.accelerator.*`,
 // CUDA streams and events, `torch.cuda.current_device()`.
 bool names_gpu(std::string_view qualname);

@@ -29,6 +29,39 @@ bool is_module_method_returning_self(std::string_view method) {
   return methods.contains(method);
 }
 
+// `(1, 3, 32, 32)`, `((1, 3, 32, 32))`, `([2, 8], dtype=...)`: every size is an integer
+// literal (keyword arguments such as dtype or device do not count as sizes).
+bool has_literal_shape(TSNode arguments) {
+  const Syntax& syn = Syntax::get();
+  if (ts_node_is_null(arguments)) return false;
+  bool any = false;
+  std::vector<TSNode> pending{arguments};
+  while (!pending.empty()) {
+    TSNode node = pending.back();
+    pending.pop_back();
+    for (uint32_t i = 0; i < ts_node_named_child_count(node); ++i) {
+      TSNode child = ts_node_named_child(node, i);
+      switch (syn.kind(child)) {
+        case Kind::kKeywordArgument:
+        case Kind::kComment:
+        case Kind::kFloat:  // the fill value of torch.full
+          break;
+        case Kind::kInteger:
+          any = true;
+          break;
+        case Kind::kTuple:
+        case Kind::kParenthesizedExpression:
+          pending.push_back(child);
+          break;
+        default:
+          if (!is_type(child, "list")) return false;
+          pending.push_back(child);
+      }
+    }
+  }
+  return any;
+}
+
 }  // namespace
 
 SemanticModel::SemanticModel(std::string_view source, std::string module_name)
@@ -255,6 +288,11 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
           TSNode first = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
           bool cuda = !ts_node_is_null(first) && syn.kind(first) != Kind::kKeywordArgument && infer_value(first).cuda;
           return ValueInfo{kind, *q, cuda};
+        }
+        if (kind == ValueKind::kTensor && api::makes_synthetic_tensor(*q)) {
+          ValueInfo made_up{kind, *q, false};
+          made_up.literal_shape = has_literal_shape(field(expr, f.arguments));
+          return made_up;
         }
         if (kind != ValueKind::kUnknown) return ValueInfo{kind, *q, false};
         if (const ClassInfo* cls = class_info(*q)) {

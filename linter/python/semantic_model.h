@@ -29,6 +29,9 @@ struct ValueInfo {
   ValueKind kind = ValueKind::kUnknown;
   std::string type;        // constructor's qualified name, or the project class
   bool cuda = false;       // a device value that is (or may be) CUDA
+  // A made-up tensor of a shape written as literals (`torch.randn(1, 3, 32, 32)`): what a
+  // shape check feeds a model, unlike noise of a computed shape (a generator's input).
+  bool literal_shape = false;
 };
 
 enum class BindingKind : uint8_t { kImport, kAssign, kParameter, kFunction, kClass, kLoopTarget, kOther };

@@ -1,23 +1,17 @@
 // TL102 eval-without-no-grad: a forward pass in evaluation code with autograd recording.
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint {
 namespace python {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The function's name says it evaluates: validate, run_eval, test_epoch, predict, ...
 bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
@@ -25,7 +19,7 @@ bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
       "eval", "evaluate", "evaluation", "evaluating", "validate", "validation", "valid", "val",
       "predict", "prediction", "predictions", "inference", "infer", "test", "testing",
   };
-  std::string name = lower(function_name);
+  std::string name = ascii_lower(function_name);
   // Generic verbs count only as the whole name (`generate_inputs` builds inputs).
   if (name == "sample" || name == "generate" || name == "sampling") return true;
   if (name.starts_with("test") && pytest_file) return false;  // a pytest test, not an evaluation routine
@@ -41,11 +35,21 @@ bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
 }
 
 bool names_other_runtime(std::string_view name) {
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   for (std::string_view word : {"keras", "tf_", "tflite", "onnx", "trt", "tensorrt", "session", "openvino", "coreml"}) {
     if (n.find(word) != std::string::npos) return true;
   }
   return false;
+}
+
+// The model is fed, once, a made-up tensor of a literal shape (`net(torch.randn(1, 3, 32,
+// 32))`, or a name bound to one): a shape or smoke check, not an evaluation whose
+// activations pile up. Noise of a computed shape is a generator's real input.
+bool is_shape_check(const CallEvent& call, const SemanticModel& model) {
+  TSNode input = call.positional(0);
+  if (ts_node_is_null(input) || model.loop_depth() > 0) return false;
+  ValueInfo value = model.infer_value(input);
+  return value.kind == ValueKind::kTensor && value.literal_shape;
 }
 
 struct Candidate {
@@ -74,6 +78,7 @@ class EvalWithoutNoGrad final : public Rule {
     if (!evaluating && (fn.is_module_level || sets_train_.contains(fn.qualname))) return;
     std::string callee(call.forward_pass_target(model));
     if (callee.empty()) return;
+    if (is_shape_check(call, model)) return;
     // Judged by its callers, a name must stand for a torch module: other runtimes' models
     // (`keras_model`, an ONNX or TensorRT session) have no autograd to switch off.
     if (!evaluating && names_other_runtime(callee)) return;

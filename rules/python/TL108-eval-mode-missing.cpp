@@ -7,6 +7,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -17,11 +18,6 @@ namespace {
 constexpr const char* kFactTrainModeLayers = "builds-train-mode-layers";
 // Some `.eval()` / `.train(False)` call: a helper that may put the model in eval mode.
 constexpr const char* kFactCallsEval = "calls-eval";
-
-std::string_view last_name(std::string_view q) {
-  size_t dot = q.rfind('.');
-  return dot == std::string_view::npos ? q : q.substr(dot + 1);
-}
 
 bool is_train_mode_layer(std::string_view q) {
   // Asked for every call: most are decided by the prefix, without hashing the name.
@@ -39,7 +35,7 @@ bool is_train_mode_layer(std::string_view q) {
 // transformers' `from_pretrained` returns a model already in eval mode: not listed.
 bool is_library_model(std::string_view q) {
   if (q.starts_with("torchvision.models.")) {
-    std::string_view name = last_name(q);
+    std::string_view name = last_dotted_part(q);
     return !name.empty() && name[0] >= 'a' && name[0] <= 'z' && !name.starts_with("get_") &&
            !name.starts_with("list_") && q.find("._utils") == std::string_view::npos &&
            q.find("feature_extraction") == std::string_view::npos;
@@ -47,7 +43,7 @@ bool is_library_model(std::string_view q) {
   if (q == "timm.create_model" || q == "timm.models.create_model") return true;
   if (q.starts_with("transformers.")) {
     if (q.ends_with(".from_config")) return true;
-    std::string_view name = last_name(q);
+    std::string_view name = last_dotted_part(q);
     return !name.empty() && name[0] >= 'A' && name[0] <= 'Z' && !name.ends_with("Config") &&
            (name.find("Model") != std::string_view::npos || name.find("For") != std::string_view::npos);
   }
@@ -360,7 +356,7 @@ class EvalModeMissing final : public Rule {
         return {};
       };
       if (is_library_model(*q)) {
-        t.type = std::string(last_name(*q));
+        t.type = std::string(last_dotted_part(*q));
         if (q->starts_with("timm.")) {
           std::string_view arch;
           TSNode first = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
@@ -375,7 +371,7 @@ class EvalModeMissing final : public Rule {
         const ClassInfo* local = model.class_info(v.type);
         bool project = (v.kind == ValueKind::kModel && local) || (v.kind == ValueKind::kInstance && !local);
         if (!project || v.type != *q) return std::nullopt;
-        t.type = std::string(last_name(*q));
+        t.type = std::string(last_dotted_part(*q));
         t.project_class = *q;
       }
     } else {

@@ -1,5 +1,6 @@
 // TL202 dataloader-pin-memory: a training DataLoader feeding a CUDA model from pageable memory.
 #include "catalog.h"
+#include "python/device_util.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
 
@@ -23,11 +24,7 @@ class DataloaderPinMemory final : public Rule {
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
   void on_module_end(RuleContext& ctx) override {
     // CUDA named in this file, or anywhere in the program that builds the loader.
-    if (ctx.model().uses_cuda()) {
-      tracker_.report(ctx);
-    } else {
-      tracker_.report(ctx, {{ProjectCondition::Kind::kProgramHas, {}, kUsesCudaFact, ""}});
-    }
+    tracker_.report(ctx, device_util::gpu_program_condition(ctx.model()));
   }
 
  private:

@@ -148,7 +148,7 @@ class NoMixedPrecision final : public Rule {
                                                {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
       // CUDA named in this file, or else anywhere in the program that runs the loop; a
       // program that never names a GPU is CPU-only.
-      if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
+      for (auto& c : device_util::gpu_program_condition(model, cuda)) conditions.push_back(std::move(c));
       conditions.push_back(mlp_only_exception());
       {
         ctx.report(first, kMessage, std::nullopt, std::move(conditions));
@@ -159,7 +159,7 @@ class NoMixedPrecision final : public Rule {
         std::vector<ProjectCondition> conditions{{K::kReachableOnceHas, helpers, kTrainsStepFact, ""},
                                                  {K::kProjectLacks, {}, kFactAutocast, ""},
                                                  {K::kProjectLacks, {}, kFactReducedPrecision, ""}};
-        if (!cuda) conditions.push_back({K::kProgramHas, {}, kUsesCudaFact, ""});
+        for (auto& c : device_util::gpu_program_condition(model, cuda)) conditions.push_back(std::move(c));
         conditions.push_back(mlp_only_exception());
         ctx.report(node, kMessage, std::nullopt, std::move(conditions));
       }

@@ -2,6 +2,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/device_util.h"
 #include "python/rule.h"
 
@@ -14,12 +15,6 @@ constexpr const char* kFactConv = "builds-conv";
 constexpr const char* kFactVariableInput = "variable-input-model";
 constexpr const char* kFactBenchmarkSet = "sets-cudnn-benchmark";
 constexpr const char* kFactDeterminism = "configures-determinism";
-constexpr const char* kFactCuda = "uses-cuda";
-
-std::string_view last_name(std::string_view q) {
-  size_t dot = q.rfind('.');
-  return dot == std::string_view::npos ? q : q.substr(dot + 1);
-}
 
 bool is_cnn_name(std::string_view name) {
   static constexpr std::string_view prefixes[] = {
@@ -43,7 +38,7 @@ bool builds_conv(const CallEvent& call, const SemanticModel& model) {
   if (layers.contains(q)) return true;
   if (q.starts_with("torchvision.models.") && q.find("detection") == std::string::npos &&
       q.find("optical_flow") == std::string::npos) {
-    return is_cnn_name(last_name(q));
+    return is_cnn_name(last_dotted_part(q));
   }
   if (q == "timm.create_model" || q == "timm.models.create_model") {
     std::string_view v;
@@ -96,7 +91,7 @@ class CudnnBenchmarkUnset final : public Rule {
 
   void on_module_end(RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
-    if (model.uses_cuda() || cuda_) ctx.add_fact(kFactCuda);
+    if (model.uses_cuda() || cuda_) ctx.add_fact(kUsesCudaFact);
     cuda_ = false;
     TSNode anchor{};
     if (model.has_main_guard()) {
@@ -116,7 +111,7 @@ class CudnnBenchmarkUnset final : public Rule {
                std::nullopt,
                {{K::kReachableHas, roots, "trains", ""},
                 {K::kReachableHas, roots, kFactConv, ""},
-                {K::kReachableHas, roots, kFactCuda, ""},
+                {K::kReachableHas, roots, kUsesCudaFact, ""},
                 {K::kReachableLacks, roots, kFactVariableInput, ""},
                 {K::kProjectLacks, {}, kFactBenchmarkSet, ""},
                 {K::kProjectLacks, {}, kFactDeterminism, ""}});

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
+#include "python/device_util.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -98,7 +99,8 @@ class HostSyncInLoop final : public Rule {
                      std::to_string(line_of(loop.node)) +
                      ": the CPU stops until the GPU has finished all queued work, so the next batch cannot be "
                      "queued ahead; log every N steps (`if step % log_interval == 0:`) or keep running totals on "
-                     "the device (`total += loss.detach()`) and read them after the loop");
+                     "the device (`total += loss.detach()`) and read them after the loop",
+                 std::nullopt, device_util::gpu_program_condition(ctx.model()));
     }
   }
 

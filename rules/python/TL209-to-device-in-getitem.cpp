@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "python/dataset_util.h"
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -24,14 +25,8 @@ TSNode enclosing_class_node(TSNode function_node) {
   return {};
 }
 
-std::string_view last_name(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
 bool names_device(std::string_view name) {
-  std::string n(name);
-  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string n = ascii_lower(name);
   return n.find("device") != std::string::npos || n.find("gpu") != std::string::npos ||
          n.find("cuda") != std::string::npos;
 }
@@ -64,7 +59,7 @@ bool is_accelerator(TSNode target, const SemanticModel& model) {
     TSNode object = field(target, syn.fields().object);
     if (syn.kind(object) != Kind::kIdentifier || model.text(object) != "self") return false;
   }
-  return names_device(last_name(model.text(target)));
+  return names_device(last_dotted_part(model.text(target)));
 }
 
 class ToDeviceInGetitem final : public Rule {

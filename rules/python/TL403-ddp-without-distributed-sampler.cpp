@@ -6,6 +6,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -63,18 +64,12 @@ Style dataset_style(TSNode dataset, const SemanticModel& model) {
   return class_style(*type, model);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool contains_train(std::string_view name) { return lower(name).find("train") != std::string::npos; }
+bool contains_train(std::string_view name) { return ascii_lower(name).find("train") != std::string::npos; }
 
 // Code that talks about ranks: a dataset split per rank, or a branch taken only when
 // (not) distributed.
 bool mentions_ranks(std::string_view text) {
-  std::string t = lower(text);
+  std::string t = ascii_lower(text);
   for (std::string_view w : {"rank", "world", "distributed", "ddp", "shard", "replica", "dist."}) {
     if (t.find(w) != std::string::npos) return true;
   }

@@ -2,6 +2,7 @@
 #include <cctype>
 
 #include "catalog.h"
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -25,15 +26,9 @@ bool is_framework(std::string_view q) {
   return false;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Evaluation samplers are shuffled the same way every epoch, which is harmless.
 bool names_evaluation(std::string_view name) {
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   for (std::string_view w : {"val", "test", "eval", "dev"}) {
     if (n.find(w) != std::string::npos) return true;
   }
