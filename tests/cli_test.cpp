@@ -490,6 +490,8 @@ TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") 
    "source": [
     "!pip install torch\n",
     "%matplotlib inline\n",
+    "old_path = %env PATH\n",
+    "files, more = !ls\n",
     "import torch\n",
     "model = torch.nn.DataParallel(net)\n",
     "ok = torch.nn.DataParallel(net)  # noqa: TL401\n"
@@ -503,14 +505,22 @@ TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") 
 })nb");
   auto r = run("check nb.ipynb --output-format concise", d.path);
   CHECK(r.exit == 1);
-  CHECK(r.out.find("nb.ipynb:cell 2:4:9: TL401") != std::string::npos);
+  CHECK(r.out.find("nb.ipynb:cell 2:6:9: TL401") != std::string::npos);
   CHECK(r.out.find("nb.ipynb:cell 4:1:9: TL304") != std::string::npos);
-  CHECK(r.out.find("TL000") == std::string::npos);  // magics and %%bash are not Python errors
+  CHECK(r.out.find("TL000") == std::string::npos);  // magics (assigned too) and %%bash are not Python errors
   CHECK(r.out.find("cell 1") == std::string::npos);  // markdown is not code
-  CHECK(r.out.find("cell 2:5") == std::string::npos);  // noqa works in cells
+  CHECK(r.out.find("cell 2:7") == std::string::npos);  // noqa works in cells
   auto sarif = nlohmann::json::parse(run("check nb.ipynb --output-format sarif", d.path).out);
   auto region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
-  CHECK(region["startLine"] == 9);  // the JSON line holding the cell's source line
+  CHECK(region["startLine"] == 11);  // the JSON line holding the cell's source line
+  // A notebook of another kernel holds no Python: skipped, not a syntax error.
+  d.write("cling.ipynb", R"nb({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+   "source": ["#include <torch/torch.h>\n", "auto x = torch::load(\"w.pt\");\n"]}],
+   "metadata": {"kernelspec": {"display_name": "C++14", "language": "C++14", "name": "xcpp14"}},
+   "nbformat": 4, "nbformat_minor": 5})nb");
+  auto cling = run("check cling.ipynb --output-format concise", d.path);
+  CHECK(cling.exit == 0);
+  CHECK(cling.out.find("TL000") == std::string::npos);
   d.write("broken.ipynb", "{not json");
   auto b = run("check broken.ipynb --output-format concise", d.path);
   CHECK(b.out.find("TL000 not a Jupyter notebook") != std::string::npos);

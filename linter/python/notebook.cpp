@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace torchlint::python {
 
 namespace {
@@ -15,6 +17,15 @@ bool is_ipython_syntax(std::string_view line) {
   char c = line[i];
   if (c == '%' || c == '!' || c == '?') return true;
   std::string_view rest = line.substr(i);
+  // `files = !ls`, `old_path = %env PATH`: a magic's output assigned to names.
+  size_t eq = rest.find('=');
+  if (eq != std::string_view::npos && eq > 0 && eq + 1 < rest.size() && rest[eq + 1] != '=') {
+    std::string_view target = rest.substr(0, eq);
+    bool names_only = target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_., \t") ==
+                      std::string_view::npos;
+    size_t value = rest.find_first_not_of(" \t", eq + 1);
+    if (names_only && value != std::string_view::npos && (rest[value] == '%' || rest[value] == '!')) return true;
+  }
   while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r' || rest.back() == ' ')) rest.remove_suffix(1);
   return !rest.empty() && rest.back() == '?' && rest.find('#') == std::string_view::npos;
 }
@@ -101,6 +112,21 @@ std::optional<NotebookSource> extract_notebook(std::string_view ipynb, std::stri
     return std::nullopt;
   }
   NotebookSource nb;
+  // A notebook of another kernel (C++ through xeus-cling, R, Julia) holds no Python: it is
+  // skipped, as other Python linters skip it.
+  if (auto metadata = doc.find("metadata"); metadata != doc.end() && metadata->is_object()) {
+    std::string language;
+    if (auto info = metadata->find("language_info"); info != metadata->end() && info->is_object()) {
+      language = info->value("name", "");
+    }
+    if (auto spec = metadata->find("kernelspec"); language.empty() && spec != metadata->end() && spec->is_object()) {
+      language = spec->value("language", "");
+    }
+    if (!language.empty() && ascii_lower(language) != "python") {
+      nb.language = language;
+      return nb;
+    }
+  }
   SourceScanner scanner{ipynb};
   bool positions_ok = true;
   uint32_t cell_number = 0;

@@ -19,6 +19,7 @@ struct NotebookLine {
 struct NotebookSource {
   std::string python;               // code cells, magics and shell escapes neutralised
   std::vector<NotebookLine> lines;  // one per line of `python`
+  std::string language;             // set (and `python` empty) for another kernel's notebook
 };
 
 // nullopt with `error` for files that are not notebooks (invalid JSON, no cells).
