@@ -481,6 +481,71 @@ TEST_CASE("github, jsonl and gitlab formats") {
   CHECK(gl[0]["fingerprint"] != gl[1]["fingerprint"]);
 }
 
+// The audit as a CI gate: info findings never fail an item unless asked, the exit code
+// follows the score with --fail-under, --exit-zero reports only, errors still exit 2.
+TEST_CASE("audit gate: --fail-on, --fail-under, --exit-zero, --select, --summary") {
+  auto json_of = [](const std::string& args) {
+    auto r = run("audit fixtures/sample_project --no-cache --output-format json " + args);
+    return std::make_pair(r.exit, nlohmann::json::parse(r.out));
+  };
+  auto [exit_default, by_default] = json_of("");
+  CHECK(exit_default == 1);
+  CHECK(by_default["project"] == "sample_project");  // the directory's name, not the path given
+  auto [exit_info, with_info] = json_of("--fail-on info");
+  CHECK(exit_info == 1);
+  // The sample's info findings (TL602) fail their items only with --fail-on info.
+  CHECK(with_info["summary"]["failed"].get<int>() > by_default["summary"]["failed"].get<int>());
+  size_t advisory = 0;
+  for (const auto& item : by_default["items"]) {
+    for (const auto& f : item["advisory"]) {
+      CHECK(f["severity"] == "info");
+      ++advisory;
+    }
+    if (!item["advisory"].empty() && item["evidence"].empty()) CHECK(item["status"] != "failed");
+  }
+  CHECK(advisory > 0);
+  int score = by_default["summary"]["score"].get<int>();
+  CHECK(json_of("--fail-under " + std::to_string(score)).first == 0);
+  auto below = run("audit fixtures/sample_project --no-cache --output-format json --fail-under " + std::to_string(score + 1));
+  CHECK(below.exit == 1);
+  CHECK(below.err.find("below --fail-under") != std::string::npos);
+  CHECK(json_of("--exit-zero").first == 0);
+  CHECK(run("audit fixtures/sample_project --no-cache --fail-under 101").exit == 2);
+  CHECK(run("audit fixtures/sample_project --no-cache --config no-such.toml --exit-zero").exit == 2);
+  CHECK(run("audit no-such-dir --exit-zero").exit == 2);
+  auto [exit_selected, selected] = json_of("--select TL101");
+  for (const auto& item : selected["items"]) {
+    for (const auto& f : item["evidence"]) CHECK(f["code"] == "TL101");
+  }
+  CHECK(selected["summary"]["findings"] == 1);
+  // The same vocabulary as `check`: --output-format and -o/--output-file.
+  TempDir d;
+  CHECK(run("audit " + std::string(TORCHLINT_SOURCE_DIR) + "/fixtures/sample_project --no-cache --exit-zero --output-file a.md",
+            d.path).exit == 0);
+  CHECK(fs::exists(d.path / "a.md"));
+  auto summary = run("audit fixtures/sample_project --no-cache --summary --report-url https://ci.example/audit.html");
+  CHECK(summary.exit == 1);
+  CHECK(summary.out.size() < 60000);
+  CHECK(summary.out.find("Full report: https://ci.example/audit.html") != std::string::npos);
+  CHECK(summary.out.find("## What to do next") != std::string::npos);
+  CHECK(summary.out.find("## Checklist") == std::string::npos);  // the full report's part
+  CHECK(run("audit fixtures/sample_project --no-cache --summary --output-format html").exit == 2);
+  // A repository with a thousand findings: both Markdown reports still fit a PR comment.
+  TempDir big;
+  big.write("pyproject.toml", "");
+  for (int i = 0; i < 250; ++i) {
+    big.write("train_" + std::to_string(i) + ".py",
+              "import torch\nm = torch.nn.DataParallel(net)\nstate = torch.load('w.pt')\n"
+              "loader = torch.utils.data.DataLoader(ds, shuffle=True)\nfor x, y in loader:\n"
+              "    loss = m(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n    opt.zero_grad()\n");
+  }
+  auto full = run("audit . --no-cache", big.path);
+  CHECK(full.exit == 1);
+  CHECK(full.out.size() < 60000);
+  auto brief = run("audit . --no-cache --summary", big.path);
+  CHECK(brief.out.size() < 20000);
+}
+
 TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") {
   TempDir d;
   d.write("nb.ipynb", R"nb({

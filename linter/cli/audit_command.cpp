@@ -69,6 +69,7 @@ int run_audit(const AuditRequest& request_in) {
   if (request.checklist_file) request.checklist_file = fs::absolute(*request.checklist_file, ec).string();
   if (request.check.cache_dir) request.check.cache_dir = fs::absolute(*request.check.cache_dir, ec).string();
   if (request.probe_binary) request.probe_binary = fs::absolute(*request.probe_binary, ec).string();
+  if (request.check.config_file) request.check.config_file = fs::absolute(*request.check.config_file, ec).string();
   // --checkpoints: opened by absolute path, shown as given.
   std::vector<std::pair<std::string, std::string>> extra_checkpoints;
   for (const auto& p : request.checkpoint_paths) {
@@ -184,7 +185,7 @@ int run_audit(const AuditRequest& request_in) {
            " checkpoints...");
 
   Scorecard card = build_scorecard({*checklist, registry(), run->enabled, diagnostics, run->outcome.facts, analysers,
-                                    &probe_not_run});
+                                    &probe_not_run, request.fail_on});
   // Items a person decides: point at what the audit found for them.
   for (auto& r : card.items) {
     if (r.status != ItemStatus::kManual) continue;
@@ -206,7 +207,10 @@ int run_audit(const AuditRequest& request_in) {
   findings.checklist = [checklist]() -> const Checklist& { return *checklist; };
   findings.source_root = fs::current_path(ec).generic_string() + "/";
   findings.automation_id = "torchlint/audit/";
-  report::AuditContext audit{repo, utc_now(), card, findings, std::move(checkpoint_table), scan.notes, std::move(probe),
+  // The report names the project, not the path it was given as (`.`).
+  std::string project = fs::current_path(ec).filename().string();
+  if (project.empty()) project = repo;
+  report::AuditContext audit{project, utc_now(), card, findings, std::move(checkpoint_table), scan.notes, std::move(probe),
                              run->outcome.files_linted};
   progress.clear();
 
@@ -220,7 +224,9 @@ int run_audit(const AuditRequest& request_in) {
     }
     out = &file;
   }
-  if (request.format == "html") {
+  if (request.summary) {
+    report::write_audit_summary_markdown(*out, audit, request.report_url.value_or(""));
+  } else if (request.format == "html") {
     report::write_audit_html(*out, audit);
   } else if (request.format == "json") {
     report::write_audit_json(*out, audit);
@@ -237,6 +243,14 @@ int run_audit(const AuditRequest& request_in) {
               << " failed items; " << audit.checkpoints.size() << " checkpoints) to " << *request.output << ".\n";
   }
   if (!run->outcome.errors.empty()) return kExitError;
+  if (request.exit_zero) return kExitClean;
+  if (request.fail_under) {
+    if (card.score < *request.fail_under) {
+      std::cerr << "torchlint: audit score " << card.score << " is below --fail-under " << *request.fail_under << '\n';
+      return kExitFindings;
+    }
+    return kExitClean;
+  }
   return card.failed ? kExitFindings : kExitClean;
 }
 

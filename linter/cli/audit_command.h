@@ -25,9 +25,19 @@ struct AuditRequest {
   std::vector<std::string> probe_inputs;        // --probe-input, overrides the configuration
   std::optional<std::string> probe_binary;      // --probe-binary
   int probe_timeout_seconds = 600;              // per model
+  // The gate. Findings below `fail_on` never fail an item; with `fail_under` the run fails
+  // when the score is below it (else when any item failed); `exit_zero` reports only.
+  Severity fail_on = Severity::kWarning;
+  std::optional<int> fail_under;
+  bool exit_zero = false;
+  // Markdown for a pull-request comment: the score, what to do next and the failed items,
+  // always under GitHub's comment limit, linking to the full report at `report_url`.
+  bool summary = false;
+  std::optional<std::string> report_url;
 };
 
-// Writes the report; returns the exit code (0 nothing failed, 1 failed items, 2 error).
+// Writes the report; returns the exit code: 2 on errors; else 0 with `exit_zero`; else 1
+// when the score is below `fail_under` (or, without it, when an item failed); else 0.
 int run_audit(const AuditRequest& request);
 
 }  // namespace torchlint::cli

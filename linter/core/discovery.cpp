@@ -263,7 +263,9 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     for (const auto& name : imported_modules(text, modules[i])) {
       std::string_view top = std::string_view(name).substr(0, name.find('.'));
-      if (options.external_package && options.external_package(top)) continue;
+      // An installed library is not read, unless the project is that library (Lightning's
+      // own repository imports `lightning.pytorch` from src/lightning/pytorch).
+      if (options.external_package && options.external_package(top) && !by_name.contains(std::string(top))) continue;
       // `a.b.c` may name module a.b.c or an attribute of module a.b.
       std::string_view n = name;
       for (int guard = 0; !n.empty() && guard < 64; ++guard) {

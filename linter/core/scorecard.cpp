@@ -72,7 +72,11 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
     }
     for (const auto& d : in.findings) {
       if (std::find(r.checked_by.begin(), r.checked_by.end(), d.code) == r.checked_by.end()) continue;
-      if (r.evidence.empty() || d.severity > r.worst) r.worst = std::max(r.worst, d.severity);
+      if (d.severity < in.fail_on) {
+        r.advisory.push_back(&d);
+        continue;
+      }
+      r.worst = std::max(r.worst, d.severity);
       r.evidence.push_back(&d);
     }
     bool applies = item.applies_if.empty() ||

@@ -18,7 +18,8 @@ std::string_view item_status_name(ItemStatus s);  // "passed", "failed", ...
 struct ItemResult {
   const ChecklistItem* item = nullptr;
   ItemStatus status = ItemStatus::kNotChecked;
-  std::vector<const Diagnostic*> evidence;  // findings of the item's rules, in output order
+  std::vector<const Diagnostic*> evidence;  // findings of the item's rules that fail it, in output order
+  std::vector<const Diagnostic*> advisory;  // its findings below the failing severity (`--fail-on`)
   std::vector<std::string> checked_by;      // rules that ran for it
   std::string reason;                       // why not applicable / not checked / manual
   Severity worst = Severity::kInfo;
@@ -40,6 +41,9 @@ struct ScorecardInputs {
   // Rules whose analyser ran but which could not check anything this time (a probe check
   // skipped on a CPU-only machine): they do not count as having checked an item.
   const std::set<std::string>* rules_not_run = nullptr;
+  // Findings at or above this severity fail an item; those below are advice shown with a
+  // passed item (`audit --fail-on`; by default info findings never fail an item).
+  Severity fail_on = Severity::kWarning;
 };
 
 Scorecard build_scorecard(const ScorecardInputs& in);

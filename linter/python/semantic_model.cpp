@@ -68,6 +68,12 @@ SemanticModel::SemanticModel(std::string_view source, std::string module_name)
     : source_(source), module_(std::move(module_name)) {
   auto dot = module_.rfind('.');
   package_ = dot == std::string::npos ? std::string() : module_.substr(0, dot);
+  // The top-level package this file belongs to, as its own imports name it (`src/lightning/
+  // pytorch/x.py` imports `lightning.pytorch`): inside that package's repository, it is
+  // project code, not an installed library.
+  std::string_view own = module_;
+  if (own.starts_with("src.")) own.remove_prefix(4);
+  own_package_ = std::string(own.substr(0, own.find('.')));
   std::string_view last = dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
   pytest_file_ = last.starts_with("test_") || last.ends_with("_test") || last == "conftest" ||
                  ("." + module_ + ".").find(".tests.") != std::string::npos ||
@@ -302,7 +308,7 @@ ValueInfo SemanticModel::infer_uncached(TSNode expr) const {
         // methods become call edges for the project pass.
         std::string_view top = std::string_view(*q).substr(0, q->find('.'));
         std::string_view last = std::string_view(*q).substr(q->rfind('.') + 1);
-        if (!api::is_external_package(top) && !last.empty() && last[0] >= 'A' && last[0] <= 'Z') {
+        if (!is_external_package(top) && !last.empty() && last[0] >= 'A' && last[0] <= 'Z') {
           return ValueInfo{ValueKind::kInstance, *q, false};
         }
         return {};

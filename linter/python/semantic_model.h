@@ -177,6 +177,9 @@ class SemanticModel {
   // it cannot be known (parameters, call results, `from x import *` names).
   std::optional<std::string> resolve_qualified_name(TSNode expr) const;
   const Binding* lookup(std::string_view name) const;
+  // A library the project uses rather than defines (api::is_external_package), except the
+  // package this file is part of: in Lightning's own repository `lightning` is project code.
+  bool is_external_package(std::string_view top) const { return top != own_package_ && api::is_external_package(top); }
   bool has_star_import() const { return !star_imports_.empty(); }
   const std::vector<std::string>& star_imports() const { return star_imports_; }
 
@@ -230,6 +233,7 @@ class SemanticModel {
   std::string_view source_;
   std::string module_;
   std::string package_;  // for relative imports
+  std::string own_package_;  // see is_external_package
   std::vector<Scope> scopes_;
   std::vector<size_t> scope_stack_;
   std::vector<std::unique_ptr<ClassInfo>> classes_;

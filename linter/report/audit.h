@@ -88,6 +88,10 @@ struct AuditContext {
 };
 
 void write_audit_markdown(std::ostream& out, const AuditContext& ctx);
+// A pull-request comment: score, what to do next and the failed items only, each with at
+// most a few findings; under 60,000 characters whatever the repository (GitHub refuses
+// comments over 65,536). `report_url`, when given, links the full report.
+void write_audit_summary_markdown(std::ostream& out, const AuditContext& ctx, const std::string& report_url);
 void write_audit_html(std::ostream& out, const AuditContext& ctx);
 void write_audit_json(std::ostream& out, const AuditContext& ctx);
 

@@ -290,6 +290,12 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
           out << finding_html(*d, ctx.findings);
         }
         if (r->evidence.size() > 3) out << "</details>";
+      } else if (!r->advisory.empty()) {
+        // Below --fail-on: advice that did not fail the item.
+        out << "<details><summary>" << r->advisory.size() << " advisory " << (r->advisory.size() == 1 ? "finding" : "findings")
+            << " (below the failing severity)</summary>";
+        for (const Diagnostic* d : r->advisory) out << finding_html(*d, ctx.findings);
+        out << "</details>";
       } else if (!r->reason.empty()) {
         out << "<span class=\"muted\">" << esc(r->reason) << "</span>";
       } else {

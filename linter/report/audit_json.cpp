@@ -40,6 +40,13 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
                           {"severity", severity_name(d->severity)}, {"message", d->message}});
     }
     item["evidence"] = evidence;
+    // Findings below --fail-on: shown, but they did not fail the item.
+    json advisory = json::array();
+    for (const Diagnostic* d : r.advisory) {
+      advisory.push_back({{"code", d->code}, {"path", d->path}, {"line", d->start.line}, {"column", d->start.column},
+                          {"severity", severity_name(d->severity)}, {"message", d->message}});
+    }
+    item["advisory"] = advisory;
     items.push_back(std::move(item));
   }
   doc["items"] = items;

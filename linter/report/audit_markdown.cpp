@@ -1,5 +1,6 @@
 // The audit as GitHub-flavoured Markdown: tables per phase, findings in collapsible
 // details, what to do next first.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -118,9 +119,7 @@ void write_probe(std::ostream& out, const ProbeSection& probe) {
   }
 }
 
-}  // namespace
-
-void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
+void write_heading(std::ostream& out, const AuditContext& ctx) {
   const Scorecard& card = ctx.scorecard;
   out << "# torchlint audit: " << ctx.project << "\n\n";
   out << "**Score: " << card.score << "/100** — " << card.passed << " passed · " << card.failed << " failed · "
@@ -129,12 +128,19 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
   out << "Generated " << ctx.generated_at << " by torchlint " << TORCHLINT_VERSION << " from " << ctx.files_linted
       << " source files, " << ctx.checkpoints.size() << " checkpoints; " << ctx.findings.outcome.diagnostics.size()
       << " findings. The score counts passed items among those decided (passed or failed).\n\n";
+}
 
-  auto next = items_by_impact(card);
+// The failed items by impact, each with its rules; at most `limit` items.
+void write_next_steps(std::ostream& out, const AuditContext& ctx, size_t limit) {
+  auto next = items_by_impact(ctx.scorecard);
   out << "## What to do next\n\n";
   if (next.empty()) out << "Nothing failed. Review the items that need a person below.\n";
   int rank = 0;
   for (const ItemResult* r : next) {
+    if (static_cast<size_t>(rank) == limit) {
+      out << "\n… and " << next.size() - limit << " more failed items.\n";
+      break;
+    }
     std::map<std::string, size_t> per_rule;
     for (const Diagnostic* d : r->evidence) per_rule[d->code]++;
     out << ++rank << ". **" << r->item->id << " " << r->item->title << "** — " << r->evidence.size()
@@ -146,6 +152,40 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
     }
     out << "\n";
   }
+}
+
+// A finding on one line of a list, its message cut to `width` characters.
+void write_finding_line(std::ostream& out, const Diagnostic& d, size_t width) {
+  out << "- " << link(d) << " `" << d.code << "` " << d.message.substr(0, width) << (d.message.size() > width ? "…" : "")
+      << "\n";
+}
+
+// Findings listed under an item in the full report: enough to act on; the JSON and HTML
+// reports hold them all. Keeps the Markdown of a large repository under a PR comment's size.
+constexpr size_t kListedFindings = 15;
+
+}  // namespace
+
+void write_audit_summary_markdown(std::ostream& out, const AuditContext& ctx, const std::string& report_url) {
+  write_heading(out, ctx);
+  if (!report_url.empty()) out << "Full report: " << report_url << "\n\n";
+  write_next_steps(out, ctx, 10);
+  // Each failed item with its first findings: at most 10 items x 5 lines of ~300 characters.
+  size_t shown = 0;
+  for (const ItemResult* r : items_by_impact(ctx.scorecard)) {
+    if (shown++ == 10) break;
+    out << "\n<details><summary>" << r->item->id << " " << cell(r->item->title) << ": " << r->evidence.size()
+        << (r->evidence.size() == 1 ? " finding" : " findings") << "</summary>\n\n";
+    for (size_t i = 0; i < r->evidence.size() && i < 5; ++i) write_finding_line(out, *r->evidence[i], 200);
+    if (r->evidence.size() > 5) out << "- … " << r->evidence.size() - 5 << " more in the full report\n";
+    out << "\n</details>\n";
+  }
+}
+
+void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
+  const Scorecard& card = ctx.scorecard;
+  write_heading(out, ctx);
+  write_next_steps(out, ctx, card.items.size());
   out << "\n## Checklist\n";
   for (const auto& [title, rows] : items_by_phase(card)) {
     out << "\n### " << title << "\n\n| Item | Status | Evidence |\n|---|---|---|\n";
@@ -155,6 +195,10 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
         const Diagnostic& d = *r->evidence.front();
         out << link(d) << " `" << d.code << "` " << cell(d.message.substr(0, 120)) << (d.message.size() > 120 ? "…" : "");
         if (r->evidence.size() > 1) out << " (+" << r->evidence.size() - 1 << " more)";
+      } else if (!r->advisory.empty()) {
+        const Diagnostic& d = *r->advisory.front();
+        out << r->advisory.size() << " advisory (" << severity_name(d.severity) << ", below `--fail-on`): " << link(d)
+            << " `" << d.code << "`";
       } else if (!r->reason.empty()) {
         out << cell(r->reason);
       } else {
@@ -166,9 +210,12 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
     }
     for (const ItemResult* r : rows) {
       if (r->evidence.size() < 2) continue;
-      out << "\n<details><summary>" << r->item->id << ": all " << r->evidence.size() << " findings</summary>\n\n";
-      for (const Diagnostic* d : r->evidence) {
-        out << "- " << link(*d) << " `" << d->code << "` " << d->message << "\n";
+      size_t total = r->evidence.size();
+      out << "\n<details><summary>" << r->item->id << ": " << (total > kListedFindings ? "first " : "all ")
+          << std::min(total, kListedFindings) << " of " << total << " findings</summary>\n\n";
+      for (size_t i = 0; i < total && i < kListedFindings; ++i) write_finding_line(out, *r->evidence[i], 300);
+      if (total > kListedFindings) {
+        out << "- … " << total - kListedFindings << " more: `--output-format html` or `json` lists them all\n";
       }
       out << "\n</details>\n";
     }

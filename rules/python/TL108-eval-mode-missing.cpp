@@ -201,7 +201,7 @@ class EvalModeMissing final : public Rule {
         if (exported) {
           note_outside_use(data, name, call, *call.qualname, ctx);
         } else if (!call.qualname ||
-                   !api::is_external_package(std::string_view(*call.qualname).substr(0, call.qualname->find('.')))) {
+                   !ctx.model().is_external_package(std::string_view(*call.qualname).substr(0, call.qualname->find('.')))) {
           // Handed to code that may switch modes: follow it no further.
           if (is_parameter(name, ctx)) {
             data.params.unknown.insert(name);
@@ -223,7 +223,7 @@ class EvalModeMissing final : public Rule {
         continue;
       }
       std::string_view top = std::string_view(*call.qualname).substr(0, call.qualname->find('.'));
-      if (api::is_external_package(top)) continue;
+      if (ctx.model().is_external_package(top)) continue;
       // A function of this file: its evaluation of the parameter is judged with this model.
       if (call.qualname->starts_with(model.module_name() + ".")) {
         call_sites_.push_back({*call.qualname, index, std::string(kw), std::string(name), *t,

@@ -114,7 +114,7 @@ class TrainModeNotRestored final : public Rule {
   static std::optional<std::string> helper(const CallEvent& call, const SemanticModel& model) {
     if (call.qualname) {
       std::string_view top = std::string_view(*call.qualname).substr(0, call.qualname->find('.'));
-      if (api::is_external_package(top)) return std::nullopt;
+      if (model.is_external_package(top)) return std::nullopt;
       return *call.qualname;
     }
     if (!ts_node_is_null(call.receiver) && !call.method.empty()) {

@@ -97,7 +97,7 @@ class DeterminismConflict final : public Rule {
     // Project calls made unconditionally: helpers whose determinism settings always run.
     if (!call.qualname || model.enclosing_conditions().size() > 0) return;
     std::string_view top = std::string_view(*call.qualname).substr(0, call.qualname->find('.'));
-    if (api::is_external_package(top)) return;
+    if (ctx.model().is_external_package(top)) return;
     calls_.push_back({model.function().qualname, *call.qualname, ts_node_start_byte(call.node)});
   }
 

@@ -115,7 +115,7 @@ class DataloaderWorkerSeed final : public Rule {
       // A class imported from the project (judged by the facts its own file records).
       std::string_view top = std::string_view(type).substr(0, type.find('.'));
       std::string_view last = std::string_view(type).substr(type.rfind('.') + 1);
-      if (api::is_external_package(top) || last.empty() || !(last[0] >= 'A' && last[0] <= 'Z')) return;
+      if (ctx.model().is_external_package(top) || last.empty() || !(last[0] >= 'A' && last[0] <= 'Z')) return;
     }
     LoaderCall l;
     l.local = local;

@@ -108,7 +108,7 @@ class DataloaderNumWorkers final : public Rule {
       auto q = ctx.model().resolve_qualified_name(fn);
       if (syn.kind(collate) == Kind::kIdentifier && collators_.contains(std::string(ctx.text(collate)))) return true;
       if (q && is_text_collator(*q)) return true;
-      if (q && !api::is_external_package(std::string_view(*q).substr(0, q->find('.')))) {
+      if (q && !ctx.model().is_external_package(std::string_view(*q).substr(0, q->find('.')))) {
         conditions.push_back({ProjectCondition::Kind::kReachableLacks, {*q}, kPadsTokensFact, ""});
       }
     }

@@ -244,7 +244,7 @@ class ModulesInPythonList final : public Rule {
     // A class from another project file: a module if the project pass finds it is one.
     std::string_view top = std::string_view(q).substr(0, q.find('.'));
     std::string_view last = std::string_view(q).substr(q.rfind('.') + 1);
-    if (api::is_external_package(top) || last.empty() || last[0] < 'A' || last[0] > 'Z') return out;
+    if (m.is_external_package(top) || last.empty() || last[0] < 'A' || last[0] > 'Z') return out;
     out.module = true;
     out.type = std::string(last);
     out.condition = module_class_fact(q);

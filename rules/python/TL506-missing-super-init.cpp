@@ -72,7 +72,7 @@ class MissingSuperInit final : public Rule {
       if (m.class_info(base)) return;  // a local class that is not a module
       std::string_view top = std::string_view(base).substr(0, base.find('.'));
       std::string_view last = std::string_view(base).substr(base.rfind('.') + 1);
-      if (api::is_external_package(top) || last.empty() || last[0] < 'A' || last[0] > 'Z') return;
+      if (ctx.model().is_external_package(top) || last.empty() || last[0] < 'A' || last[0] > 'Z') return;
       conditions.push_back({ProjectCondition::Kind::kProjectHas, {}, module_class_fact(base), ""});
       base_name = std::string(last);
     }
