@@ -30,13 +30,12 @@ project=$work/project
 mkdir -p "$project"
 cd "$project"
 git init -q
-cat >.pre-commit-config.yaml <<YAML
-repos:
-  - repo: $hooks
-    rev: $rev
-    hooks:
-      - id: torchlint
-YAML
+# The project's configuration, using the hooks named.
+write_config() {
+  { printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n' "$hooks" "$rev"
+    for id in "$@"; do printf '      - id: %s\n' "$id"; done; } >.pre-commit-config.yaml
+}
+write_config torchlint
 git add .pre-commit-config.yaml
 git commit -qm config --no-verify
 pre-commit install >/dev/null
@@ -70,3 +69,19 @@ printf 'import torch\nmodel = torch.nn.DataParallel(net)\n' >ignored.py
 git add pyproject.toml ignored.py
 git commit -qm configured >"$work/out4" 2>&1 || { cat "$work/out4"; fail "configured ignore not honoured"; }
 echo "ok   [tool.torchlint] honoured by the hook"
+
+# 5. The checkpoint hook: staged binaries are checkpoints by their bytes. A `vocab.bin`
+# that is no checkpoint is skipped with a note; a pickle that runs a command is found
+# whatever its name, and blocks the commit.
+write_config torchlint torchlint-checkpoints
+git add .pre-commit-config.yaml
+git commit -qm "checkpoint hook" --no-verify
+printf '\x00\x01\x02vocabulary\x00\xff\xfe' >vocab.bin
+git add vocab.bin
+git commit -qm vocab >"$work/out5" 2>&1 || { cat "$work/out5"; fail "a staged non-checkpoint .bin failed the commit"; }
+echo "ok   a non-checkpoint .bin is skipped"
+printf '\x80\x02cos\nsystem\nq\x00X\x07\x00\x00\x00echo hiq\x01\x85q\x02Rq\x03.' >weights.epoch4
+git add weights.epoch4
+if git commit -qm evil >"$work/out6" 2>&1; then cat "$work/out6"; fail "a dangerous pickle was committed"; fi
+grep -q "weights.epoch4:1:1: TL81" "$work/out6" || { cat "$work/out6"; fail "the dangerous pickle was not reported"; }
+echo "ok   a dangerous pickle with an unusual name blocks the commit"

@@ -1,5 +1,7 @@
 #include "inspector.h"
 
+#include "discovery.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -160,7 +162,7 @@ Inspection inspect_paths(const std::vector<std::string>& paths, const InspectOpt
       out.errors.push_back({display_of(p), error});
       return nullptr;
     }
-    if (!explicit_file && file->format == Format::kUnknown) {
+    if (explicit_file ? options.skip_unrecognised_files && file->format == Format::kUnknown : !keep_found_file(*file)) {
       ++out.skipped;  // a .bin or .model that is no checkpoint: not ours to judge
       return nullptr;
     }
@@ -176,6 +178,10 @@ Inspection inspect_paths(const std::vector<std::string>& paths, const InspectOpt
       continue;
     }
     if (!fs::is_directory(status)) {
+      if (options.skip_unrecognised_files && !is_checkpoint_candidate(path)) {
+        ++out.skipped;
+        continue;
+      }
       if (CheckpointFile* f = add_file(path, true)) {
         Checkpoint cp;
         cp.display = f->display;
@@ -201,15 +207,11 @@ Inspection inspect_paths(const std::vector<std::string>& paths, const InspectOpt
         std::string name = entry.path().filename().string();
         std::error_code entry_ec;
         if (entry.is_directory(entry_ec) && !entry.is_symlink(entry_ec)) {
-          // Tool, VCS and virtualenv folders hold no checkpoints of the project's own.
-          if (!(name.starts_with(".") || name == "__pycache__" || name == "node_modules" || name == "site-packages" ||
-                fs::exists(entry.path() / "pyvenv.cfg", entry_ec))) {
-            pending.push_back(entry.path());
-          }
+          if (!skipped_checkpoint_directory(entry.path())) pending.push_back(entry.path());
           continue;
         }
         if (!entry.is_regular_file(entry_ec)) continue;
-        if (has_checkpoint_extension(name)) {
+        if (is_checkpoint_candidate(entry.path())) {
           by_dir[entry.path().parent_path()].push_back(entry.path());
         } else {
           other_files[entry.path().parent_path()].push_back(name);

@@ -15,6 +15,10 @@ namespace torchlint::ckpt {
 struct InspectOptions {
   ReaderOptions reader;
   bool scan_values = false;
+  // A file named on the command line whose bytes match no checkpoint format is skipped
+  // (counted in `skipped`) instead of reported: the pre-commit hook passes every staged
+  // binary file, and a `vocab.bin` is not an error.
+  bool skip_unrecognised_files = false;
   // Called during a value scan with bytes done and total (for a progress line).
   std::function<void(uint64_t, uint64_t)> progress;
 };

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/checkpoint_rules.h"
+#include "checkpoint/discovery.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/summary.h"
 #include "checkpoint/training_state.h"
@@ -22,80 +23,6 @@ namespace torchlint::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Folders that hold no checkpoint of the project's own: VCS and tool state, virtualenvs,
-// dependencies, build output. Dot-folders and folders with a pyvenv.cfg are skipped too.
-constexpr std::array kSkippedDirectories = {
-    "__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv", "build", "dist",
-    "_build", "buck-out", "bazel-out", "target", "htmlcov",
-};
-
-bool skipped_directory(const fs::directory_entry& entry) {
-  std::string name = entry.path().filename().string();
-  if (name.starts_with(".")) return true;
-  if (std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end()) return true;
-  if (name.starts_with("build-") || name.starts_with("cmake-build-") || name.starts_with("bazel-")) return true;
-  std::error_code ec;
-  return fs::exists(entry.path() / "pyvenv.cfg", ec) || fs::exists(entry.path() / "conda-meta", ec);
-}
-
-// Text and media files are never read by torch.load; skipping them by name saves opening
-// every source file of a large repository. Everything else is decided by its bytes.
-bool never_a_checkpoint(const std::string& name) {
-  static const std::set<std::string> text = {
-      ".py", ".pyi", ".pyx", ".ipynb", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
-      ".jsonl", ".csv", ".tsv", ".html", ".htm", ".css", ".js", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu",
-      ".cuh", ".sh", ".bat", ".ps1", ".cmake", ".xml", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp",
-      ".tif", ".tiff", ".wav", ".mp3", ".mp4", ".lock", ".log", ".in", ".tex", ".bib", ".gitignore"};
-  std::string ext = fs::path(name).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text.contains(ext) || name == "LICENSE" || name == "Makefile" || name == "Dockerfile";
-}
-
-uint64_t le64(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-// The first bytes of every container torch.load, torch.jit.load or safetensors reads:
-// zip (torch.save >= 1.6, TorchScript), the PYTORCH1 preview, a mobile flatbuffer, a
-// binary pickle (legacy torch.save), a tar (torch <= 0.1), a safetensors header. A cheap
-// filter: the inspector decides.
-bool looks_like_checkpoint(const unsigned char* b, size_t n, uint64_t size) {
-  if (n >= 4 && std::memcmp(b, "PK\x03\x04", 4) == 0) return true;
-  if (n >= 8 && std::memcmp(b, "PYTORCH1", 8) == 0) return true;
-  if (n >= 8 && std::memcmp(b + 4, "PTMF", 4) == 0) return true;
-  if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return true;
-  if (n >= 262 && std::memcmp(b + 257, "ustar", 5) == 0) return true;
-  if (n >= 10) {
-    uint64_t header = le64(b);
-    if (header >= 2 && header <= 100'000'000 && header + 8 <= size && b[8] == '{') return true;
-  }
-  return false;
-}
-
-// Whether the audit keeps a file the inspector has read. Data files (NumPy, plain pickles,
-// other zips) count only when they are named like checkpoints; what the inspector cannot
-// place at all is left out, as `torchlint ckpt` leaves it out of a directory walk.
-bool keep(const ckpt::CheckpointFile& f) {
-  using ckpt::Format;
-  bool named = ckpt::has_checkpoint_extension(f.path);
-  // Found by its bytes alone and unreadable: a zip or pickle of something else, unless
-  // what could be read is already dangerous.
-  if (!named && f.fatal()) return ckpt::assess_file_safety(f).level == ckpt::SafetyLevel::kDangerous;
-  switch (f.format) {
-    case Format::kUnknown:
-    case Format::kEmpty:
-    case Format::kNpy:
-    case Format::kNpz: return false;
-    case Format::kZip:
-    case Format::kSevenZip:
-    case Format::kRawPickle: return named;
-    case Format::kLegacyTar: return named || !f.fatal();  // a tar of something else fails to read as torch's
-    default: return true;
-  }
-}
 
 // A Hugging Face Trainer `checkpoint-N/` (or any folder with separate optimizer and
 // scheduler files) is one checkpoint across its files.
@@ -141,16 +68,7 @@ class Walker {
     std::error_code ec;
     uint64_t size = fs::file_size(path, ec);
     if (ec || size == 0) return;
-    std::string name = path.filename().string();
-    if (!explicit_file) {
-      if (never_a_checkpoint(name)) return;
-      unsigned char head[512];
-      std::ifstream in(path, std::ios::binary);
-      if (!in) return;
-      in.read(reinterpret_cast<char*>(head), sizeof head);
-      size_t n = static_cast<size_t>(in.gcount());
-      if (!looks_like_checkpoint(head, n, size) && !ckpt::has_checkpoint_extension(name)) return;
-    }
+    if (!explicit_file && !ckpt::is_checkpoint_candidate(path)) return;
     if (options_.max_bytes && size > options_.max_bytes) {
       scan_.notes.push_back(display + ": not inspected, " + report::human_size(size) + " is above the size limit (" +
                             report::human_size(options_.max_bytes) + ", --max-checkpoint-size)");
@@ -169,7 +87,7 @@ class Walker {
       fs::path rel = entry.path().lexically_relative(root);
       std::string relative = rel.generic_string();
       if (entry.is_directory(e2)) {
-        if (entry.is_symlink(e2) || skipped_directory(entry) || (apply_exclude && excluded(relative))) {
+        if (entry.is_symlink(e2) || ckpt::skipped_checkpoint_directory(entry.path()) || (apply_exclude && excluded(relative))) {
           it.disable_recursion_pending();
         }
         continue;
@@ -200,7 +118,7 @@ class Walker {
         scan_.notes.push_back(c.display + ": not inspected: " + error);
         continue;
       }
-      if (!keep(*file)) continue;
+      if (!ckpt::keep_found_file(*file)) continue;
       ckpt::CheckpointFile* f = file.get();
       scan_.files.push_back(std::move(file));
       fs::path dir = c.path.parent_path();

@@ -15,6 +15,7 @@
 #include "check_command.h"
 #include "commands.h"
 #include "checkpoint/diff.h"
+#include "checkpoint/discovery.h"
 #include "checkpoint/inspector.h"
 #include "checkpoint/policy.h"
 #include "checkpoint/summary.h"
@@ -139,6 +140,8 @@ CkptCommand::CkptCommand(CLI::App& app) {
                        "Largest compressed zip member inflated into memory, e.g. 512MiB (default 1GiB); larger ones are TL813");
   command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
   command_->add_flag("--no-summary", no_summary_, "Print only the findings, not the summary of each checkpoint");
+  command_->add_flag("--skip-non-checkpoints", skip_non_checkpoints_,
+                     "Skip named files whose bytes are no checkpoint, with a note (the pre-commit hook passes every staged binary)");
   command_->require_subcommand(0, 1);
   diff_ = command_->add_subcommand("diff", "Compare two checkpoints: added, removed and changed keys and tensors");
   diff_->add_option("checkpoints", diff_paths_, "The checkpoint before and the one after")->required()->expected(2);
@@ -180,6 +183,7 @@ int CkptCommand::run_inspect() const {
   bool color = output_file_.empty() && !format->machine_readable && color_for(color_, true);
   Progress progress(scan_values_ && isatty(STDERR_FILENO));
   ckpt::InspectOptions options = inspect_options(allow_globals_, scan_values_);
+  options.skip_unrecognised_files = skip_non_checkpoints_;
   if (!max_inflate_.empty()) {
     auto size = cli::parse_size(max_inflate_);
     if (!size) {
@@ -330,10 +334,13 @@ void add_checkpoint_findings(const std::vector<std::string>& paths, const RuleSe
   std::vector<std::string> roots;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec) || ckpt::has_checkpoint_extension(p)) roots.push_back(p);
+    // Named paths are checkpoints by their bytes, as in a directory walk.
+    if (fs::is_directory(p, ec) || ckpt::is_checkpoint_candidate(p)) roots.push_back(p);
   }
   if (roots.empty()) return;
-  ckpt::Inspection inspection = ckpt::inspect_paths(roots, inspect_options({}, false));
+  ckpt::InspectOptions options = inspect_options({}, false);
+  options.skip_unrecognised_files = true;  // named sources are not checkpoints that failed to read
+  ckpt::Inspection inspection = ckpt::inspect_paths(roots, options);
   for (const auto& e : inspection.errors) outcome.errors.push_back({e.path, e.message});
   for (const auto& cp : inspection.checkpoints) {
     CheckpointFindings f = findings_for(inspection, cp, enabled);

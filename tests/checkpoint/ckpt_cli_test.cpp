@@ -114,6 +114,33 @@ TEST_CASE("directories: walked, Trainer checkpoint directories grouped") {
   CHECK(r.out.find("1 file skipped") != std::string::npos);
 }
 
+// One discovery for every command: files are checkpoints by their bytes, not their names.
+TEST_CASE("checkpoints found by their bytes in ckpt, check --include-checkpoints and audit; the hook skips non-checkpoints") {
+  Dir d;
+  d.write("proj/train.py", "print('hi')\n");
+  d.write("proj/runs/model.ts", build_zip(torch_members(os_system_pickle(2), {})));     // an unusual name
+  d.write("proj/runs/weights.pt.epoch4", benign_zip());                                 // a numbered backup
+  d.write("proj/runs/evil.data", os_system_pickle(2));                                  // no known extension
+  d.write("proj/runs/vocab.bin", std::string("\x00\x01vocabulary\x00", 14));           // named like one, is not
+  for (const char* command : {"ckpt proj", "check proj --include-checkpoints", "audit proj --output-format sarif"}) {
+    CAPTURE(command);
+    Result r = run(std::string(command) + (std::string(command).starts_with("audit") ? "" : " --output-format concise"), d.path);
+    CHECK(r.exit == 1);
+    CHECK(r.out.find("model.ts") != std::string::npos);
+    CHECK(r.out.find("evil.data") != std::string::npos);
+    CHECK(r.out.find("vocab.bin") == std::string::npos);
+    CHECK(r.err.find("vocab.bin") == std::string::npos);
+  }
+  CHECK(run("ckpt proj/runs/weights.pt.epoch4", d.path).exit == 0);
+  // Named on the command line: an error, unless the hook's --skip-non-checkpoints.
+  CHECK(run("ckpt proj/runs/vocab.bin", d.path).exit == 2);
+  Result hook = run("ckpt --skip-non-checkpoints proj/runs/vocab.bin proj/runs/weights.pt.epoch4", d.path);
+  CHECK(hook.exit == 0);
+  CHECK(hook.out.find("1 file skipped: not a checkpoint") != std::string::npos);
+  CHECK(run("check --include-checkpoints proj/train.py proj/runs/vocab.bin proj/runs/evil.data --output-format concise", d.path)
+            .out.find("evil.data:1:1: TL810") != std::string::npos);
+}
+
 TEST_CASE("ckpt diff") {
   Dir d;
   d.write("a.pt", benign_zip());
