@@ -126,6 +126,12 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
   result_.diagnostics.push_back(std::move(d));
 }
 
+void Checker::report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix) {
+  size_t before = result_.diagnostics.size();
+  report(node, std::move(message), std::move(fix), {});
+  if (result_.diagnostics.size() > before) result_.diagnostics.back().severity = severity;
+}
+
 bool Checker::holds_no_events(TSNode node) const {
   if (ts_node_has_error(node)) return false;
   uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
@@ -439,9 +445,11 @@ void Checker::on_import(TSNode node) {
     b.line = ts_node_start_point(child).row + 1;
     if (syn.kind(child) == Kind::kAliasedImport) {
       std::string_view dotted = model_.text(field(child, f.name));
+      std::string_view alias = model_.text(field(child, f.alias));
       b.qualified_name = std::string(dotted);
-      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+      model_.bind(alias, std::move(b));
       record_call_edge(std::string(dotted) + "." + kModuleFunction);
+      dispatch_import({node, child, {}, std::string(dotted), alias, false});
     } else if (syn.kind(child) == Kind::kDottedName) {
       // `import a.b.c` binds `a`.
       std::string_view dotted = model_.text(child);
@@ -449,8 +457,15 @@ void Checker::on_import(TSNode node) {
       b.qualified_name = std::string(first);
       model_.bind(first, std::move(b));
       record_call_edge(std::string(dotted) + "." + kModuleFunction);
+      dispatch_import({node, child, {}, std::string(dotted), {}, false});
     }
   }
+}
+
+void Checker::dispatch_import(const ImportEvent& event) {
+  dispatch(Event::kImport, [&](auto& h) {
+    if constexpr (requires { h.on_import(event, *this); }) h.on_import(event, *this);
+  });
 }
 
 void Checker::on_import_from(TSNode node) {
@@ -488,11 +503,16 @@ void Checker::on_import_from(TSNode node) {
       model_.star_imports_.push_back(module);
     } else if (k == Kind::kAliasedImport) {
       b.qualified_name = api::canonical_name(module + "." + std::string(model_.text(field(child, f.name))));
-      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+      std::string_view alias = model_.text(field(child, f.alias));
+      ImportEvent event{node, child, module_node, b.qualified_name, alias, true};
+      model_.bind(alias, std::move(b));
+      dispatch_import(event);
     } else if (k == Kind::kDottedName) {
       std::string_view name = model_.text(child);
       b.qualified_name = api::canonical_name(module + "." + std::string(name));
+      ImportEvent event{node, child, module_node, b.qualified_name, {}, true};
       model_.bind(name, std::move(b));
+      dispatch_import(event);
     }
   }
 }
