@@ -561,3 +561,25 @@ TEST_CASE("fixture projects: identical findings whole, one file at a time, and f
   MESSAGE(files << " files in " << projects.size() << " projects, " << findings << " findings");
   CHECK(findings > 0);
 }
+
+TEST_CASE("TL210 follows the target releases: removed is an error, deprecated a warning, newer silent") {
+  TempDir d;
+  d.write("old.py",
+          "import torch\nfrom torchvision.transforms import v2\n"
+          "x = torch.solve(b, A)\nq = torch.qr(A)\nlayer = torch.nn.utils.weight_norm(m)\nt = v2.ToTensor()\n");
+  auto findings = [&](const std::string& extra) {
+    auto r = run("check old.py --select TL210 --output-format json " + extra, d.path);
+    std::map<int, std::string> by_line;  // line -> severity
+    for (const auto& f : nlohmann::json::parse(r.out)) by_line[f["location"]["row"].get<int>()] = f["severity"];
+    return by_line;
+  };
+  auto now = findings("");  // torch 2.4, torchvision 0.19
+  CHECK(now == std::map<int, std::string>{{3, "error"}, {4, "warning"}, {5, "warning"}, {6, "warning"}});
+  // torch 1.12 still has torch.solve (deprecated); weight_norm's deprecation (2.1) and the
+  // paired torchvision 0.13's missing ToTensor deprecation (0.16) are not reported.
+  auto old = findings("--target-torch 1.12");
+  CHECK(old == std::map<int, std::string>{{3, "warning"}, {4, "warning"}});
+  auto vision = findings("--target-torchvision 0.15");
+  CHECK(vision == std::map<int, std::string>{{3, "error"}, {4, "warning"}, {5, "warning"}});
+  CHECK(run("check old.py --target-torchvision next", d.path).exit == 2);
+}
