@@ -2,6 +2,7 @@
 // targeted release removed (an error) or deprecates (a warning), from deprecated_api.def.
 #include <array>
 #include <string>
+#include <unordered_map>
 
 #include "api_rename.h"
 #include "catalog.h"
@@ -37,10 +38,19 @@ constexpr auto kTriggerNames = [] {
 }();
 
 // The entry for a qualified name: the symbol itself, or a name inside a whole module.
+// Asked for every resolved call of a file that mentions a trigger (`range`, `norm`, ...
+// are common words): one hash lookup, then the few whole modules.
 const DeprecatedApi* find_api(std::string_view q) {
+  static const auto by_symbol = [] {
+    std::unordered_map<std::string_view, const DeprecatedApi*> m;
+    for (const auto& api : kApis) {
+      if (!api.whole_module) m.emplace(api.symbol, &api);
+    }
+    return m;
+  }();
+  if (auto it = by_symbol.find(q); it != by_symbol.end()) return it->second;
   for (const auto& api : kApis) {
-    if (q == api.symbol) return &api;
-    if (api.whole_module && q.size() > api.symbol.size() && q.starts_with(api.symbol) && q[api.symbol.size()] == '.') {
+    if (api.whole_module && q.starts_with(api.symbol) && (q.size() == api.symbol.size() || q[api.symbol.size()] == '.')) {
       return &api;
     }
   }
