@@ -583,3 +583,17 @@ TEST_CASE("TL210 follows the target releases: removed is an error, deprecated a 
   CHECK(vision == std::map<int, std::string>{{3, "error"}, {4, "warning"}, {5, "warning"}});
   CHECK(run("check old.py --target-torchvision next", d.path).exit == 2);
 }
+
+TEST_CASE("unsafe fixes: shown and applied only with --unsafe-fixes, never marked [*]") {
+  TempDir d;
+  d.write("a.py", "import torch\nfor p in m.parameters():\n    p.require_grad = False\nx = torch.ger(a, b)\n");
+  auto safe = run("check a.py --diff --no-cache", d.path);
+  CHECK(safe.out.find("+x = torch.outer(a, b)") != std::string::npos);
+  CHECK(safe.out.find("requires_grad") == std::string::npos);
+  auto unsafe = run("check a.py --diff --unsafe-fixes --no-cache", d.path);
+  CHECK(unsafe.out.find("+    p.requires_grad = False") != std::string::npos);
+  auto concise = run("check a.py --output-format concise --no-cache", d.path);
+  CHECK(concise.out.find("TL603 [*]") == std::string::npos);
+  CHECK(concise.out.find("TL603 ") != std::string::npos);
+  CHECK(concise.out.find("TL210 [*]") != std::string::npos);
+}
