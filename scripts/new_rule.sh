@@ -6,7 +6,7 @@
 # (checklists/pytorch-best-practices.toml).
 #
 # usage: scripts/new_rule.sh python|checkpoint|cpp CODE NAME [CHECKLIST_ITEM]
-#   scripts/new_rule.sh python TL210 dataloader-prefetch-factor A2
+#   scripts/new_rule.sh python TL220 dataloader-prefetch-factor A2
 #   scripts/new_rule.sh cpp TL202 dataloader-pin-memory      # a C++ twin of a catalog code
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ name=${3:-}
 item=${4:-TOOL}
 die() { echo "new_rule.sh: error: $1" >&2; exit 2; }
 [[ $kind =~ ^(python|checkpoint|cpp)$ ]] || die "KIND must be python, checkpoint or cpp (usage: new_rule.sh KIND CODE NAME [CHECKLIST_ITEM])"
-[[ $code =~ ^TL[0-9]{3}$ ]] || die "CODE must look like TL210"
+[[ $code =~ ^TL[0-9]{3}$ ]] || die "CODE must look like TL220"
 [[ $name =~ ^[a-z][a-z0-9]*(-[a-z0-9]+)*$ ]] || die "NAME must be kebab-case, like dataloader-prefetch-factor"
 catalog=$root/rules/catalog.def
 in_catalog=0

@@ -636,3 +636,39 @@ TEST_CASE("fixture projects: identical findings whole, one file at a time, and f
   MESSAGE(files << " files in " << projects.size() << " projects, " << findings << " findings");
   CHECK(findings > 0);
 }
+
+TEST_CASE("TL210 follows the target releases: removed is an error, deprecated a warning, newer silent") {
+  TempDir d;
+  d.write("old.py",
+          "import torch\nfrom torchvision.transforms import v2\n"
+          "x = torch.solve(b, A)\nq = torch.qr(A)\nlayer = torch.nn.utils.weight_norm(m)\nt = v2.ToTensor()\n");
+  auto findings = [&](const std::string& extra) {
+    auto r = run("check old.py --select TL210 --output-format json " + extra, d.path);
+    std::map<int, std::string> by_line;  // line -> severity
+    for (const auto& f : nlohmann::json::parse(r.out)) by_line[f["location"]["row"].get<int>()] = f["severity"];
+    return by_line;
+  };
+  auto now = findings("");  // torch 2.4, torchvision 0.19
+  CHECK(now == std::map<int, std::string>{{3, "error"}, {4, "warning"}, {5, "warning"}, {6, "warning"}});
+  // torch 1.12 still has torch.solve (deprecated); weight_norm's deprecation (2.1) and the
+  // paired torchvision 0.13's missing ToTensor deprecation (0.16) are not reported.
+  auto old = findings("--target-torch 1.12");
+  CHECK(old == std::map<int, std::string>{{3, "warning"}, {4, "warning"}});
+  auto vision = findings("--target-torchvision 0.15");
+  CHECK(vision == std::map<int, std::string>{{3, "error"}, {4, "warning"}, {5, "warning"}});
+  CHECK(run("check old.py --target-torchvision next", d.path).exit == 2);
+}
+
+TEST_CASE("unsafe fixes: shown and applied only with --unsafe-fixes, never marked [*]") {
+  TempDir d;
+  d.write("a.py", "import torch\nfor p in m.parameters():\n    p.require_grad = False\nx = torch.ger(a, b)\n");
+  auto safe = run("check a.py --diff --no-cache", d.path);
+  CHECK(safe.out.find("+x = torch.outer(a, b)") != std::string::npos);
+  CHECK(safe.out.find("requires_grad") == std::string::npos);
+  auto unsafe = run("check a.py --diff --unsafe-fixes --no-cache", d.path);
+  CHECK(unsafe.out.find("+    p.requires_grad = False") != std::string::npos);
+  auto concise = run("check a.py --output-format concise --no-cache", d.path);
+  CHECK(concise.out.find("TL603 [*]") == std::string::npos);
+  CHECK(concise.out.find("TL603 ") != std::string::npos);
+  CHECK(concise.out.find("TL210 [*]") != std::string::npos);
+}

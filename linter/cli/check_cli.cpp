@@ -119,6 +119,8 @@ CheckCommand::CheckCommand(CLI::App& app) {
   command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
   command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
   command_->add_option("--target-torch", target_torch_, "Lowest torch version the code must support, e.g. 2.4");
+  command_->add_option("--target-torchvision", target_torchvision_,
+                       "Lowest torchvision version the code must support, e.g. 0.19 (default: the release paired with target-torch)");
   command_->add_option("-j,--jobs", jobs_, "Threads (default: all cores)");
   command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
@@ -146,6 +148,14 @@ int CheckCommand::run() const {
     request.target_torch = TorchVersion::parse(target_torch_);
     if (!request.target_torch) {
       std::cerr << "torchlint: error: --target-torch: expected a version such as 2.4, got `" << target_torch_ << "`\n";
+      return kExitError;
+    }
+  }
+  if (!target_torchvision_.empty()) {
+    request.target_torchvision = TorchVersion::parse(target_torchvision_);
+    if (!request.target_torchvision) {
+      std::cerr << "torchlint: error: --target-torchvision: expected a version such as 0.19, got `" << target_torchvision_
+                << "`\n";
       return kExitError;
     }
   }

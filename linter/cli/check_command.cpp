@@ -103,18 +103,35 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   run.project_root = root.path;
   run.project_marker = root.has_marker;
 
-  // target-torch: command line, then configuration, then the project's declared
-  // dependencies, then the documented default.
-  if (request.target_torch) {
-    run.target_torch = *request.target_torch;
-    run.target_torch_source = "--target-torch";
-  } else if (run.config && run.config->target_torch) {
-    run.target_torch = *run.config->target_torch;
-    run.target_torch_source = run.config->target_torch_source;
-  } else if (auto inferred = infer_target_torch(run.project_root, run.target_torch_source)) {
-    run.target_torch = *inferred;
-  } else {
+  // target-torch and target-torchvision: command line, then configuration, then the
+  // project's declared dependencies; then the documented default for torch, and the
+  // torchvision release published with the torch target.
+  auto target = [&](const std::optional<TorchVersion>& given, const char* flag, const std::optional<TorchVersion>& configured,
+                    const std::string& configured_in, std::string_view package, TorchVersion& out, std::string& source) {
+    if (given) {
+      out = *given;
+      source = flag;
+    } else if (configured) {
+      out = *configured;
+      source = configured_in;
+    } else if (auto inferred = infer_target_version(run.project_root, package, source)) {
+      out = *inferred;
+    } else {
+      return false;
+    }
+    return true;
+  };
+  const bool has_config = run.config.has_value();
+  if (!target(request.target_torch, "--target-torch", has_config ? run.config->target_torch : std::nullopt,
+              has_config ? run.config->target_torch_source : "", "torch", run.target_torch, run.target_torch_source)) {
     run.target_torch_source = "default";
+  }
+  if (!target(request.target_torchvision, "--target-torchvision",
+              has_config ? run.config->target_torchvision : std::nullopt,
+              has_config ? run.config->target_torchvision_source : "", "torchvision", run.target_torchvision,
+              run.target_torchvision_source)) {
+    run.target_torchvision = paired_torchvision(run.target_torch);
+    run.target_torchvision_source = "paired with target-torch";
   }
 
   const RuleRegistry& rules = registry();
@@ -129,6 +146,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     return std::nullopt;
   }
   options.target_torch = run.target_torch;
+  options.target_torchvision = run.target_torchvision;
   options.jobs = request.jobs;
   if (run.config) options.per_file_ignores = run.config->per_file_ignores;
   for (const auto& [pattern, selectors] : options.per_file_ignores) {

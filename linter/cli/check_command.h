@@ -18,6 +18,7 @@ struct CheckRequest {
   SelectionLayer selection;  // from the command line
   std::optional<std::string> config_file;
   std::optional<TorchVersion> target_torch;
+  std::optional<TorchVersion> target_torchvision;
   unsigned jobs = 0;
   std::optional<std::string> baseline;        // --baseline FILE
   std::optional<std::string> diff_base;       // --diff-base REV
@@ -34,6 +35,8 @@ struct CheckRun {
   std::optional<Config> config;
   TorchVersion target_torch = kDefaultTargetTorch;
   std::string target_torch_source;  // where the version came from
+  TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
+  std::string target_torchvision_source;  // "paired with target-torch" when derived
   std::filesystem::path project_root;
   bool project_marker = false;  // the root holds a configuration or project marker
   size_t context_files = 0;     // files read for their facts only

@@ -7,6 +7,8 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "text.h"
+
 namespace torchlint {
 
 namespace fs = std::filesystem;
@@ -167,20 +169,21 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
         if (!reader.strings(codes, full + "." + std::string(glob.str()), v)) break;
         config.per_file_ignores.emplace_back(std::string(glob.str()), std::move(v));
       }
-    } else if (key == "target-torch") {
+    } else if (key == "target-torch" || key == "target-torchvision") {
+      const bool vision = key == "target-torchvision";
       const auto* s = value.as_string();
       auto version = s ? TorchVersion::parse(s->get()) : std::nullopt;
       if (!version) {
-        reader.fail(full, "expected a version string such as \"2.4\"");
+        reader.fail(full, vision ? "expected a version string such as \"0.19\"" : "expected a version string such as \"2.4\"");
         break;
       }
-      config.target_torch = version;
-      config.target_torch_source = file.filename().string();
+      (vision ? config.target_torchvision : config.target_torch) = version;
+      (vision ? config.target_torchvision_source : config.target_torch_source) = file.filename().string();
     } else if (key == "probe") {
       if (!read_probe(reader, value, full, config.probe)) break;
     } else {
       reader.fail(full, "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
-                        "exclude, extend-exclude, target-torch, probe)");
+                        "exclude, extend-exclude, target-torch, target-torchvision, probe)");
       break;
     }
     if (!reader.error.empty()) break;
@@ -192,16 +195,17 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
   return config;
 }
 
-static std::optional<TorchVersion> torch_lower_bound(const std::string& requirement) {
+static std::optional<TorchVersion> lower_bound(const std::string& requirement, std::string_view package) {
   // "torch>=2.1,<3", "torch==2.4.0", "torch ~= 2.2": the lowest version allowed.
-  static const std::regex re(R"(^\s*["']?torch\s*(\[[^\]]*\])?\s*(>=|==|~=|===)\s*([0-9]+(\.[0-9]+)?))",
+  static const std::regex re(R"(^\s*["']?([A-Za-z0-9_.-]+)\s*(\[[^\]]*\])?\s*(>=|==|~=|===)\s*([0-9]+(\.[0-9]+)?))",
                              std::regex::icase);
   std::smatch m;
   if (!std::regex_search(requirement, m, re)) return std::nullopt;
-  return TorchVersion::parse(m[3].str());
+  if (ascii_lower(m[1].str()) != package) return std::nullopt;
+  return TorchVersion::parse(m[4].str());
 }
 
-std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string& source) {
+std::optional<TorchVersion> infer_target_version(const fs::path& dir, std::string_view package, std::string& source) {
   std::error_code ec;
   for (const char* name : {"requirements.txt", "requirements-train.txt", "requirements/base.txt"}) {
     fs::path p = dir / name;
@@ -209,7 +213,7 @@ std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string&
     std::ifstream in(p);
     std::string line;
     while (std::getline(in, line)) {
-      if (auto v = torch_lower_bound(line)) {
+      if (auto v = lower_bound(line, package)) {
         source = name;
         return v;
       }
@@ -222,7 +226,7 @@ std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string&
       if (const auto* deps = parsed.table()["project"]["dependencies"].as_array()) {
         for (const auto& d : *deps) {
           if (const auto* s = d.as_string()) {
-            if (auto v = torch_lower_bound(s->get())) {
+            if (auto v = lower_bound(s->get(), package)) {
               source = "pyproject.toml";
               return v;
             }
@@ -232,6 +236,10 @@ std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string&
     }
   }
   return std::nullopt;
+}
+
+std::optional<TorchVersion> infer_target_torch(const fs::path& dir, std::string& source) {
+  return infer_target_version(dir, "torch", source);
 }
 
 }  // namespace torchlint

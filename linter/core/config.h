@@ -24,6 +24,13 @@ struct TorchVersion {
 // torch the code targets, rules assume this one (documented in the README).
 inline constexpr TorchVersion kDefaultTargetTorch{2, 4};
 
+// The TorchVision release published with a torch release (torch 2.4 with 0.19, 1.13 with
+// 0.14): what `target-torchvision` is when nothing declares it.
+constexpr TorchVersion paired_torchvision(TorchVersion torch) {
+  if (torch.major >= 2) return {0, 15 + torch.minor + 100 * (torch.major - 2)};
+  return {0, torch.minor + 1};
+}
+
 // `[tool.torchlint.probe]`: how `torchlint audit --probe` runs torchlint-probe on the
 // TorchScript models it finds.
 struct ProbeConfig {
@@ -44,6 +51,8 @@ struct Config {
   std::vector<std::string> exclude;
   std::optional<TorchVersion> target_torch;
   std::string target_torch_source;  // "torchlint.toml", "requirements.txt", ...
+  std::optional<TorchVersion> target_torchvision;
+  std::string target_torchvision_source;
   ProbeConfig probe;
 };
 
@@ -58,5 +67,8 @@ std::optional<Config> load_config(const std::filesystem::path& file, std::string
 // Reads the lowest torch version the project supports from requirements*.txt or
 // pyproject.toml's [project] dependencies in `dir` ("torch>=2.1" -> 2.1).
 std::optional<TorchVersion> infer_target_torch(const std::filesystem::path& dir, std::string& source);
+// The same for another package ("torchvision>=0.16" -> 0.16).
+std::optional<TorchVersion> infer_target_version(const std::filesystem::path& dir, std::string_view package,
+                                                 std::string& source);
 
 }  // namespace torchlint

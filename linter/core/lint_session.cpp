@@ -99,12 +99,14 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       AnalysisOptions ao;
       ao.enabled = &slot.enabled;
       ao.target_torch = options.target_torch;
+      ao.target_torchvision = options.target_torchvision;
       ao.relative_path = f.relative;
       ao.module = module_name_for(f.relative);
       std::optional<FileResult> cached;
       uint64_t key = 0;
       if (options.cache) {
-        key = options.cache->key(slot.source->text(), slot.enabled, options.target_torch, ao.module);
+        key = options.cache->key(slot.source->text(), slot.enabled, options.target_torch, ao.module,
+                                 options.target_torchvision);
         cached = options.cache->load(f.relative, key);
       }
       if (cached) {

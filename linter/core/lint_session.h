@@ -26,6 +26,7 @@ inline constexpr const char* kUnusedSuppressionCode = "TL001";
 struct AnalysisOptions {
   const RuleSet* enabled = nullptr;
   TorchVersion target_torch = kDefaultTargetTorch;
+  TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
   std::string module;         // dotted module name
   std::string relative_path;  // relative to the project root
 };
@@ -47,6 +48,7 @@ struct LintOptions {
   RuleSet enabled;
   std::vector<std::pair<std::string, std::vector<std::string>>> per_file_ignores;
   TorchVersion target_torch = kDefaultTargetTorch;
+  TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
   unsigned jobs = 0;  // 0: all cores
   const class ResultCache* cache = nullptr;  // per-file results by content; null: off
 };

@@ -255,12 +255,15 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
 
 ResultCache::ResultCache(fs::path dir, std::string tool_version) : dir_(std::move(dir)), version_(std::move(tool_version)) {}
 
-uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module) const {
+uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module,
+                         TorchVersion target_torchvision) const {
   uint64_t h = fnv1a(version_);
   h = fnv1a(module, h);
   std::string config;
   for (size_t i = 0; i < enabled.size(); ++i) config += enabled.contains(i) ? '1' : '0';
   config += target.str();
+  config += '/';
+  config += target_torchvision.str();
   h = fnv1a(config, h);
   return content_hash(text, h);
 }

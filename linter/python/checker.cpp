@@ -126,6 +126,12 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
   result_.diagnostics.push_back(std::move(d));
 }
 
+void Checker::report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix) {
+  size_t before = result_.diagnostics.size();
+  report(node, std::move(message), std::move(fix), {});
+  if (result_.diagnostics.size() > before) result_.diagnostics.back().severity = severity;
+}
+
 bool Checker::holds_no_events(TSNode node) const {
   if (ts_node_has_error(node)) return false;
   uint32_t start = ts_node_start_byte(node), end = ts_node_end_byte(node);
@@ -439,9 +445,11 @@ void Checker::on_import(TSNode node) {
     b.line = ts_node_start_point(child).row + 1;
     if (syn.kind(child) == Kind::kAliasedImport) {
       std::string_view dotted = model_.text(field(child, f.name));
+      std::string_view alias = model_.text(field(child, f.alias));
       b.qualified_name = std::string(dotted);
-      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+      model_.bind(alias, std::move(b));
       record_call_edge(std::string(dotted) + "." + kModuleFunction);
+      dispatch_import({node, child, {}, std::string(dotted), alias, false});
     } else if (syn.kind(child) == Kind::kDottedName) {
       // `import a.b.c` binds `a`.
       std::string_view dotted = model_.text(child);
@@ -449,8 +457,15 @@ void Checker::on_import(TSNode node) {
       b.qualified_name = std::string(first);
       model_.bind(first, std::move(b));
       record_call_edge(std::string(dotted) + "." + kModuleFunction);
+      dispatch_import({node, child, {}, std::string(dotted), {}, false});
     }
   }
+}
+
+void Checker::dispatch_import(const ImportEvent& event) {
+  dispatch(Event::kImport, [&](auto& h) {
+    if constexpr (requires { h.on_import(event, *this); }) h.on_import(event, *this);
+  });
 }
 
 void Checker::on_import_from(TSNode node) {
@@ -488,11 +503,16 @@ void Checker::on_import_from(TSNode node) {
       model_.star_imports_.push_back(module);
     } else if (k == Kind::kAliasedImport) {
       b.qualified_name = api::canonical_name(module + "." + std::string(model_.text(field(child, f.name))));
-      model_.bind(model_.text(field(child, f.alias)), std::move(b));
+      std::string_view alias = model_.text(field(child, f.alias));
+      ImportEvent event{node, child, module_node, b.qualified_name, alias, true};
+      model_.bind(alias, std::move(b));
+      dispatch_import(event);
     } else if (k == Kind::kDottedName) {
       std::string_view name = model_.text(child);
       b.qualified_name = api::canonical_name(module + "." + std::string(name));
+      ImportEvent event{node, child, module_node, b.qualified_name, {}, true};
       model_.bind(name, std::move(b));
+      dispatch_import(event);
     }
   }
 }
@@ -799,7 +819,7 @@ void Checker::note_manual_step() {
 
 void Checker::record_call_edge(const std::string& callee, bool reference) {
   std::string_view top = std::string_view(callee).substr(0, callee.find('.'));
-  if (top.empty() || api::is_external_package(top)) return;
+  if (top.empty() || model_.is_external_package(top)) return;
   FunctionState& fn = model_.function();
   const bool in_loop = model_.loops_.size() > fn.loop_base;
   CallFact call;
@@ -954,7 +974,7 @@ void Checker::on_call(TSNode node) {
   };
   if (model_.loops_.size() > fn.loop_base) {
     if (event.method == "zero_grad") loop_event(LoopEventKind::kZeroGrad, receiver_text);
-    if (event.qualname && !api::is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
+    if (event.qualname && !model_.is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
       loop_event(LoopEventKind::kCall, {}, *event.qualname);
     }
     std::string_view target = event.forward_pass_target(model_);

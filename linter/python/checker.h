@@ -25,6 +25,7 @@ class Checker final : public RuleContext {
   const AnalysisOptions& options() const override { return options_; }
   void report(TSNode node, std::string message, std::optional<Fix> fix,
               std::vector<ProjectCondition> conditions) override;
+  void report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix) override;
   void add_fact(std::string_view fact) override;
 
  protected:
@@ -52,6 +53,7 @@ class Checker final : public RuleContext {
   void dispatch_assign(const AssignEvent& event);
   void on_comment(TSNode node);
   void on_decorator(TSNode node);
+  void dispatch_import(const ImportEvent& event);
   void bind_target(TSNode target, const ValueInfo& value, const std::string& alias_of, BindingKind kind);
   void add_fact(FunctionState& fn, std::string_view fact);
   // `reference`: the function is passed as a value (a callback, a launcher's target), not

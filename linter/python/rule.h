@@ -69,6 +69,18 @@ struct DecoratorEvent {
   std::optional<std::string> qualname;
 };
 
+// One name an import statement binds: `import torch.nn as nn` (qualified_name
+// "torch.nn"), `import functorch` ("functorch"), `from torch import qr as old_qr`
+// ("torch.qr", canonical like a call's qualname). Star imports make no event.
+struct ImportEvent {
+  TSNode statement{};      // the import_statement / import_from_statement
+  TSNode name{};           // the dotted_name or aliased_import of this name
+  TSNode module{};         // from-imports: the module's dotted_name (null for `import x`)
+  std::string qualified_name;
+  std::string_view alias;  // `as` name, empty without one
+  bool is_from = false;
+};
+
 // An assignment statement, after its right-hand side was traversed: `x = v`,
 // `self.layers = [...]`, `total += loss`, `a = b = v` (one event per target).
 struct AssignEvent {
@@ -152,7 +164,7 @@ class Analysis {
 // The events a rule or analysis handles. The Checker calls a handler only where the class
 // declares one: a call event would otherwise make some forty virtual calls, most of them
 // into the empty defaults, each touching a cold object and vtable.
-enum class Event : uint8_t { kCall, kDecorator, kAssign, kAfterAssign, kClassEnd, kFunctionEnd, kLoopEnd, kModuleEnd };
+enum class Event : uint8_t { kCall, kDecorator, kAssign, kAfterAssign, kClassEnd, kFunctionEnd, kLoopEnd, kModuleEnd, kImport };
 using EventMask = uint32_t;
 constexpr EventMask event_bit(Event e) { return EventMask{1} << static_cast<unsigned>(e); }
 
@@ -173,6 +185,9 @@ constexpr EventMask handled_events() {
   if constexpr (requires { &Base::on_decorator; }) {
     if (declares(&T::on_decorator, &Base::on_decorator)) m |= event_bit(Event::kDecorator);
   }
+  if constexpr (requires { &Base::on_import; }) {
+    if (declares(&T::on_import, &Base::on_import)) m |= event_bit(Event::kImport);
+  }
   if constexpr (requires { &Base::after_assign; }) {
     if (declares(&T::after_assign, &Base::after_assign)) m |= event_bit(Event::kAfterAssign);
   }
@@ -191,6 +206,9 @@ class RuleContext {
   virtual const AnalysisOptions& options() const = 0;
   virtual void report(TSNode node, std::string message, std::optional<Fix> fix = std::nullopt,
                       std::vector<ProjectCondition> conditions = {}) = 0;
+  // A finding whose severity is not the rule's catalog severity (a removed API is an
+  // error where the rule's deprecations are warnings).
+  virtual void report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix = std::nullopt) = 0;
   // Records a fact about the function being traversed (module-level code included) for
   // the project pass: "checks-device", "saves-checkpoint", ...
   virtual void add_fact(std::string_view fact) = 0;
@@ -217,6 +235,7 @@ class Rule {
   virtual void on_start(RuleContext&) {}
   virtual void on_call(const CallEvent&, RuleContext&) {}
   virtual void on_decorator(const DecoratorEvent&, RuleContext&) {}
+  virtual void on_import(const ImportEvent&, RuleContext&) {}
   virtual void on_assign(const AssignEvent&, RuleContext&) {}
   virtual void on_class_end(const ClassInfo&, TSNode /*class_definition*/, RuleContext&) {}
   virtual void on_function_end(const FunctionState&, RuleContext&) {}

@@ -110,4 +110,13 @@ void TrainingLoaderTracker::report(RuleContext& ctx, const std::vector<ProjectCo
   candidates_.clear();
 }
 
+void TrainingLoaderTracker::report_not_training(RuleContext& ctx) {
+  for (auto& c : candidates_) {
+    if (!c.training && c.step_helpers.empty() && c.returned_by.empty()) {
+      ctx.report(c.call, c.message, c.fix, std::move(c.conditions));
+    }
+  }
+  candidates_.clear();
+}
+
 }  // namespace torchlint::python

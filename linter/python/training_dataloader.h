@@ -35,6 +35,9 @@ class TrainingLoaderTracker {
   void on_loop_end(const LoopState& loop, RuleContext& ctx);
   // Reports the training loaders; `extra` can veto per candidate (e.g. no CUDA use).
   void report(RuleContext& ctx, const std::vector<ProjectCondition>& conditions = {});
+  // Reports the loaders that are certainly not for training: no training use, no helper
+  // that may train with them, not returned to a caller that may train with them.
+  void report_not_training(RuleContext& ctx);
 
   // The DataLoader argument `keyword` (positional index `position`), or null.
   static TSNode argument(const CallEvent& call, RuleContext& ctx, std::string_view keyword, size_t position);

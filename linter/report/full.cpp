@@ -16,7 +16,7 @@ constexpr size_t kMaxExcerpt = 160;
 void write_full(std::ostream& out, const ReportContext& ctx) {
   for (const auto& d : ctx.outcome.diagnostics) {
     out << paint(ctx.color, "1", location_prefix(d)) << ' ' << paint(ctx.color, "1;31", d.code) << ' '
-        << (d.fix ? paint(ctx.color, "36", "[*] ") : "") << d.message << '\n';
+        << (d.fix && !d.fix->unsafe ? paint(ctx.color, "36", "[*] ") : "") << d.message << '\n';
     auto it = ctx.outcome.sources.find(d.path);
     // A notebook's file lines are JSON: the excerpt would show quoting, not code.
     if (it != ctx.outcome.sources.end() && d.start.line > 0 && d.cell == 0) {

@@ -1,6 +1,7 @@
 // TL304 unsafe-torch-load: torch.load that may unpickle arbitrary objects.
 #include <unordered_set>
 
+#include "call_edit.h"
 #include "catalog.h"
 #include "python/rule.h"
 
@@ -10,19 +11,9 @@ namespace {
 
 constexpr TorchVersion kWeightsOnlyDefault{2, 6};  // torch.load defaults to weights_only=True from here
 
-// `, weights_only=True` after the last argument (before a trailing comma's newline).
+// `, weights_only=True` after the last argument (none for `torch.load()`, broken anyway).
 std::optional<Fix> add_weights_only(const CallEvent& call) {
-  const Syntax& syn = Syntax::get();
-  if (ts_node_is_null(call.arguments)) return std::nullopt;
-  TSNode last{};
-  for (TSNode arg : named_children(call.arguments)) {
-    if (syn.kind(arg) != Kind::kComment) last = arg;
-  }
-  if (ts_node_is_null(last)) return std::nullopt;  // torch.load() is broken anyway
-  Fix fix;
-  fix.message = "Add `weights_only=True`";
-  fix.edits.push_back({ts_node_end_byte(last), ts_node_end_byte(last), ", weights_only=True"});
-  return fix;
+  return append_argument(call, "weights_only=True", "Add `weights_only=True`");
 }
 
 class UnsafeTorchLoad final : public Rule {

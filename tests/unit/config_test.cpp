@@ -99,6 +99,32 @@ TEST_CASE("target torch inferred from declared dependencies") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("target torchvision: declared, inferred, or paired with the torch target") {
+  fs::path dir = temp_dir("vision");
+  std::string source;
+  write(dir / "requirements.txt", "torch>=2.1\ntorchvision-extra>=9.9\ntorchvision >= 0.16.1\n");
+  CHECK(infer_target_version(dir, "torchvision", source) == TorchVersion{0, 16});
+  CHECK(source == "requirements.txt");
+  CHECK(infer_target_torch(dir, source) == TorchVersion{2, 1});
+  fs::remove(dir / "requirements.txt");
+  CHECK_FALSE(infer_target_version(dir, "torchvision", source));
+  write(dir / "torchlint.toml", "target-torch = \"2.2\"\ntarget-torchvision = \"0.15\"\n");
+  std::string error;
+  auto config = load_config(dir / "torchlint.toml", error);
+  REQUIRE_MESSAGE(config, error);
+  CHECK(config->target_torchvision == TorchVersion{0, 15});
+  CHECK(config->target_torchvision_source == "torchlint.toml");
+  write(dir / "torchlint.toml", "target-torchvision = \"new\"\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  CHECK(error.find("0.19") != std::string::npos);
+  // The releases published together.
+  CHECK(paired_torchvision({2, 4}) == TorchVersion{0, 19});
+  CHECK(paired_torchvision({2, 0}) == TorchVersion{0, 15});
+  CHECK(paired_torchvision({1, 13}) == TorchVersion{0, 14});
+  CHECK(paired_torchvision({1, 12}) == TorchVersion{0, 13});
+  fs::remove_all(dir);
+}
+
 TEST_CASE("[tool.torchlint.probe] for `torchlint audit --probe`") {
   fs::path dir = temp_dir("probe");
   write(dir / "pyproject.toml", R"([tool.torchlint]
