@@ -36,7 +36,7 @@ T require(std::optional<T> value, const std::string& error) {
 int main(int argc, char** argv) {
   CLI::App app{"torchlint-probe: load a TorchScript model with LibTorch and check AMP, memory, determinism,\n"
                "export readiness and latency (findings TL901-TL908)"};
-  app.set_version_flag("--version", TORCHLINT_VERSION);
+  app.set_version_flag("-V,--version", std::string("torchlint-probe ") + TORCHLINT_VERSION);
   ProbeOptions options;
   std::vector<std::string> input_specs;
   std::string batch_sizes, memory_budget, checks, optimizer = "adam", format = "text", output, color = "auto";

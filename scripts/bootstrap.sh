@@ -16,6 +16,8 @@ PACKAGES=(
   libclang-rt-14-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
+  # the Debian package test: a fresh Debian 12 root to install the .deb into; dpkg-shlibdeps
+  debootstrap dpkg-dev
 )
 
 missing=()

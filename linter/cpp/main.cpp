@@ -18,7 +18,7 @@ namespace {
 int main(int argc, char** argv) {
   using namespace torchlint;
   CLI::App app{"torchlint-cpp: lint LibTorch C++ training code (Clang LibTooling)"};
-  app.set_version_flag("--version", std::string("torchlint-cpp ") + TORCHLINT_VERSION);
+  app.set_version_flag("-V,--version", std::string("torchlint-cpp ") + TORCHLINT_VERSION);
   cpp::CppLintOptions options;
   std::vector<std::string> select, ignore;
   std::string build_dir, output_format = "full";
