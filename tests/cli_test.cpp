@@ -546,6 +546,35 @@ TEST_CASE("audit gate: --fail-on, --fail-under, --exit-zero, --select, --summary
   CHECK(brief.out.size() < 20000);
 }
 
+// Every item of the checklist, Parts A-F, has a row and a status; Part F's items pass when
+// the code shows the practice and are left to a person otherwise.
+TEST_CASE("audit: the whole checklist, Part F shown by the code") {
+  TempDir d;
+  d.write("pyproject.toml", "");
+  d.write("train.py",
+          "import torch\nfrom torch.utils.data import DataLoader, random_split\n"
+          "def main(ds, model):\n    torch.manual_seed(0)\n    train, val = random_split(ds, [0.9, 0.1])\n"
+          "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+          "    for x, y in DataLoader(train, num_workers=4):\n        opt.zero_grad()\n"
+          "        torch.nn.functional.cross_entropy(model(x), y).backward()\n        opt.step()\n"
+          "if __name__ == '__main__':\n    main(None, None)\n");
+  auto without_ci = nlohmann::json::parse(run("audit . --no-cache --output-format json --exit-zero", d.path).out);
+  d.write(".github/workflows/ci.yml", "on: push\n");
+  auto with_ci = nlohmann::json::parse(run("audit . --no-cache --output-format json --exit-zero", d.path).out);
+  std::map<std::string, std::string> status, status_ci;
+  for (const auto& item : without_ci["items"]) status[item["id"]] = item["status"];
+  for (const auto& item : with_ci["items"]) status_ci[item["id"]] = item["status"];
+  for (const char* part : {"A", "B", "C", "D", "E", "F"}) {
+    CHECK(std::any_of(status.begin(), status.end(), [&](const auto& s) { return s.first.starts_with(part); }));
+  }
+  for (int i = 1; i <= 14; ++i) CHECK(status.contains("F" + std::to_string(i)));
+  CHECK(status["F1"] == "passed");   // random_split
+  CHECK(status["F3"] == "manual");   // no scheduler: a person looks
+  CHECK(status["F8"] == "manual");   // a baseline is never in the code
+  CHECK(status["F14"] == "manual");
+  CHECK(status_ci["F14"] == "passed");  // a CI workflow file
+}
+
 TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") {
   TempDir d;
   d.write("nb.ipynb", R"nb({

@@ -114,6 +114,11 @@ int run_audit(const AuditRequest& request_in) {
     return kExitError;
   }
   std::set<Language> analysers{Language::kPython};
+  // Automated CI/CD (the industry checklist): a workflow file of a known CI system.
+  for (const char* ci : {".github/workflows", ".gitlab-ci.yml", "Jenkinsfile", ".circleci/config.yml",
+                         "azure-pipelines.yml", ".buildkite", ".travis.yml"}) {
+    if (fs::exists(ci, ec)) run->outcome.facts.insert("has-ci-workflow");
+  }
   std::vector<Diagnostic>& diagnostics = run->outcome.diagnostics;
 
   // Checkpoints found by their bytes, inspected without executing anything.

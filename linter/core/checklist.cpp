@@ -42,6 +42,9 @@ std::optional<Checklist> parse_checklist(std::string_view toml_text, std::string
     if (const auto* facts = (*t)["applies_if"].as_array()) {
       for (const auto& f : *facts) item.applies_if.push_back(f.value_or(std::string()));
     }
+    if (const auto* facts = (*t)["shown_by"].as_array()) {
+      for (const auto& f : *facts) item.shown_by.push_back(f.value_or(std::string()));
+    }
     if (const auto* rules = (*t)["rules"].as_array()) {
       for (const auto& r : *rules) item.rules.push_back(r.value_or(std::string()));
     }
@@ -52,6 +55,16 @@ std::optional<Checklist> parse_checklist(std::string_view toml_text, std::string
     checklist.items.push_back(std::move(item));
   }
   return checklist;
+}
+
+std::string_view checklist_part_name(std::string_view part) {
+  if (part == "A") return "development and training essentials";
+  if (part == "B") return "model design";
+  if (part == "C") return "debugging and monitoring";
+  if (part == "D") return "performance";
+  if (part == "E") return "production";
+  if (part == "F") return "industry checklist";
+  return "";
 }
 
 }  // namespace torchlint

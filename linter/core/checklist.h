@@ -20,7 +20,14 @@ struct ChecklistItem {
   // Project facts of which one must hold for the item to apply ("serves-http");
   // empty: always applies.
   std::vector<std::string> applies_if;
+  // For items a person judges: project facts that show the practice in the code (a
+  // `random_split`, a CI workflow file). One present passes the item with that as its
+  // evidence; none present leaves it to a person.
+  std::vector<std::string> shown_by;
 };
+
+// The checklist's parts by letter ("A" -> "development and training essentials").
+std::string_view checklist_part_name(std::string_view part);
 
 struct Checklist {
   std::vector<ChecklistItem> items;

@@ -85,8 +85,18 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
     if (!r.evidence.empty()) {
       r.status = ItemStatus::kFailed;
     } else if (item.manual) {
-      r.status = ItemStatus::kManual;
-      r.reason = item.evidence.empty() ? "needs a person's judgement" : "look at: " + item.evidence;
+      std::string shown;
+      for (const auto& f : item.shown_by) {
+        if (in.facts.contains(f)) shown += (shown.empty() ? "" : ", ") + f;
+      }
+      if (!shown.empty()) {
+        r.status = ItemStatus::kPassed;
+        r.reason = "the code shows it: " + shown;
+      } else {
+        r.status = ItemStatus::kManual;
+        r.reason = item.evidence.empty() ? "needs a person's judgement" : "look at: " + item.evidence;
+        if (!item.shown_by.empty()) r.reason += " (torchlint found no sign of it in the code)";
+      }
     } else if (!applies) {
       r.status = ItemStatus::kNotApplicable;
       std::string facts;

@@ -288,6 +288,20 @@ std::string_view usage_fact(std::string_view q) {
       {"torch.ao.quantization.", "quantizes"},
       {"torch.nn.utils.clip_grad", "clips-gradients"},
       {"torch.cuda.is_available", "checks-device"},
+      // What the industry checklist (Part F) looks for in the code.
+      {"torch.utils.data.dataset.random_split", "splits-data"},
+      {"torch.utils.data.random_split", "splits-data"},
+      {"sklearn.model_selection.", "splits-data"},
+      {"torch.optim.lr_scheduler.", "uses-scheduler"},
+      {"transformers.get_", "uses-scheduler"},
+      {"torchmetrics.", "computes-metrics"},
+      {"sklearn.metrics.", "computes-metrics"},
+      {"evaluate.load", "computes-metrics"},
+      {"torch.utils.benchmark.", "measures-performance"},
+      {"torch.profiler.", "measures-performance"},
+      {"torch.autograd.profiler.", "measures-performance"},
+      {"torch.cuda.Event", "measures-performance"},
+      {"logging.", "logs"},
   };
   // Asked for every resolved call: only the prefixes that share the deciding letter (the
   // one after "torch.", else the first) are compared, in the order above.

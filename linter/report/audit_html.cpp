@@ -262,7 +262,10 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
 
   // Charts: findings by checklist part and by severity.
   std::map<std::string, size_t> by_part;
-  for (const auto& r : card.items) by_part["Part " + r.item->part] += r.evidence.size();
+  for (const auto& r : card.items) {
+    std::string_view name = checklist_part_name(r.item->part);
+    by_part["Part " + r.item->part + (name.empty() ? "" : ": " + std::string(name))] += r.evidence.size();
+  }
   std::vector<std::pair<std::string, size_t>> part_bars(by_part.begin(), by_part.end());
   size_t errors = 0, warnings = 0, infos = 0;
   for (const auto& d : ctx.findings.outcome.diagnostics) {
