@@ -98,16 +98,22 @@ footer{margin-top:48px;color:var(--muted);font-size:13px}
 )css";
 
 // Horizontal bars, one per label; pure SVG so the file stays self-contained.
-std::string bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title) {
+struct Bar {
+  std::string label;
+  size_t n = 0;
+  const char* color;
+};
+
+std::string bar_chart(const std::vector<Bar>& bars, const char* title) {
   size_t max = 1;
-  for (const auto& [label, n] : bars) max = std::max(max, n);
-  const int row = 26, label_w = 150, width = 460, bar_w = width - label_w - 50;
+  for (const auto& bar : bars) max = std::max(max, bar.n);
+  const int row = 26, label_w = 300, width = 620, bar_w = width - label_w - 50;
   int height = static_cast<int>(bars.size()) * row + 8;
   std::ostringstream svg;
   svg << "<svg role=\"img\" aria-label=\"" << esc(title) << "\" width=\"100%\" viewBox=\"0 0 " << width << " " << height
       << "\" xmlns=\"http://www.w3.org/2000/svg\">";
   int y = 4;
-  for (const auto& [label, n] : bars) {
+  for (const auto& [label, n, color] : bars) {
     int w = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(max));
     svg << "<text x=\"0\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#59636e\">" << esc(label) << "</text>"
         << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0) << "\" height=\"16\" rx=\"3\" fill=\""
@@ -266,14 +272,16 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
     std::string_view name = checklist_part_name(r.item->part);
     by_part["Part " + r.item->part + (name.empty() ? "" : ": " + std::string(name))] += r.evidence.size();
   }
-  std::vector<std::pair<std::string, size_t>> part_bars(by_part.begin(), by_part.end());
+  std::vector<Bar> part_bars;
+  for (const auto& [part, n] : by_part) part_bars.push_back({part, n, "#0969da"});
   size_t errors = 0, warnings = 0, infos = 0;
   for (const auto& d : ctx.findings.outcome.diagnostics) {
     (d.severity == Severity::kError ? errors : d.severity == Severity::kWarning ? warnings : infos)++;
   }
   out << "<section id=\"charts\"><h2>Findings</h2><div class=\"charts\"><div class=\"chart\"><h3>By checklist part</h3>"
-      << bar_chart(part_bars, "#0969da", "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
-      << bar_chart({{"error", errors}, {"warning", warnings}, {"info", infos}}, "#cf222e", "findings by severity")
+      << bar_chart(part_bars, "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
+      << bar_chart({{"error", errors, "#cf222e"}, {"warning", warnings, "#bf8700"}, {"info", infos, "#0969da"}},
+                   "findings by severity")
       << "</div></div></section>\n";
 
   out << "<section id=\"checklist\"><h2>Checklist</h2>";

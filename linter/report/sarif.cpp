@@ -15,7 +15,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr const char* kInformationUri = "https://torchlint.dev/";
+// The project's home page (-DTORCHLINT_PROJECT_URL=...). Rules get no helpUri: there is no
+// per-rule page to point at, and each rule's whole doc travels in `help`.
+constexpr const char* kInformationUri = TORCHLINT_PROJECT_URL;
 constexpr const char* kTaxonomy = "torchlint-checklist";
 constexpr size_t kMaxResults = 25000;  // GitHub rejects runs above this
 constexpr size_t kMaxTags = 10;        // GitHub keeps ten
@@ -80,7 +82,6 @@ json rule_descriptor(const RuleInfo& rule, const Checklist* checklist) {
   r["shortDescription"] = {{"text", truncate(summary.empty() ? rule.name : summary, 1024)}};
   r["fullDescription"] = {{"text", truncate(body.empty() ? summary : body, 1024)}};
   r["help"] = {{"text", body.empty() ? summary : body}, {"markdown", body.empty() ? summary : body}};
-  r["helpUri"] = std::string(kInformationUri) + "rules/" + rule.name;
   r["defaultConfiguration"] = {{"level", level(rule.severity)}};
   json tags = json::array({"torchlint"});
   const bool security = !rule.security_severity.empty();
@@ -207,8 +208,8 @@ json sarif_run(const ReportContext& ctx) {
                   {{"name", "torchlint"},
                    {"version", TORCHLINT_VERSION},
                    {"semanticVersion", TORCHLINT_VERSION},
-                   {"informationUri", kInformationUri},
                    {"rules", rules}}}};
+  if (*kInformationUri) run["tool"]["driver"]["informationUri"] = kInformationUri;
   if (checklist) {
     json taxa = json::array();
     for (const auto& item : checklist->items) {
@@ -216,7 +217,6 @@ json sarif_run(const ReportContext& ctx) {
     }
     run["taxonomies"] = json::array({{{"name", kTaxonomy},
                                       {"version", TORCHLINT_VERSION},
-                                      {"informationUri", std::string(kInformationUri) + "checklist"},
                                       {"shortDescription", {{"text", "PyTorch best-practice checklist"}}},
                                       {"taxa", taxa}}});
   }
