@@ -130,6 +130,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   }
   options.target_torch = run.target_torch;
   options.jobs = request.jobs;
+  options.overlay = request.overlay;
   if (run.config) options.per_file_ignores = run.config->per_file_ignores;
   for (const auto& [pattern, selectors] : options.per_file_ignores) {
     for (const auto& s : selectors) {
@@ -154,6 +155,12 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   const auto& cpp_extensions = cpp_source_extensions();
   discovery.extensions.insert(discovery.extensions.end(), cpp_extensions.begin(), cpp_extensions.end());
   if (run.config) discovery.exclude = run.config->exclude;
+  if (request.overlay) {
+    discovery.in_memory = [overlay = request.overlay](const fs::path& p) {
+      std::error_code ec;
+      return overlay->contains(fs::absolute(p, ec).lexically_normal().string());
+    };
+  }
   std::vector<FileError> errors;
   std::vector<std::string> paths = request.paths;
   if (paths.empty()) paths.push_back(".");

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/baseline.h"
@@ -27,6 +28,9 @@ struct CheckRequest {
   // that one file gets the same findings alone as in a run over its whole project. Off:
   // the paths are the whole project (the rule fixtures, each its own program).
   bool project_context = true;
+  // Unsaved editor buffers by absolute normal path, linted instead of the files on disk
+  // (and given as paths even before they exist there): `torchlint server`.
+  const std::unordered_map<std::string, std::string>* overlay = nullptr;
 };
 
 struct CheckRun {

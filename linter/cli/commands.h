@@ -73,4 +73,16 @@ class RulesCommand {
   std::string format_ = "text", code_;
 };
 
+// `torchlint server`: the language server, on standard input and output.
+class ServerCommand {
+ public:
+  explicit ServerCommand(CLI::App& app);
+  bool selected() const { return command_->parsed(); }
+  int run() const;
+
+ private:
+  CLI::App* command_ = nullptr;
+  unsigned debounce_ms_ = 100;
+};
+
 }  // namespace torchlint::cli

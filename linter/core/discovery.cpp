@@ -96,6 +96,10 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
   for (const auto& input : inputs) {
     fs::path p(input);
     auto status = fs::status(p, ec);
+    if ((ec || !fs::exists(status)) && options.in_memory && options.in_memory(p)) {
+      add(p, true);
+      continue;
+    }
     if (ec || !fs::exists(status)) {
       // Tell a dangling symlink or symlink loop apart from a missing path.
       auto link = fs::symlink_status(p, ec);

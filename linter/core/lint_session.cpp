@@ -71,6 +71,14 @@ void unused_suppressions(const Slot& slot, const RuleRegistry& registry, std::ve
   }
 }
 
+// The editor's text for `path`, when the caller gave one.
+const std::string* overlay_text(const LintOptions& options, const std::filesystem::path& path) {
+  if (!options.overlay || options.overlay->empty()) return nullptr;
+  std::error_code ec;
+  auto it = options.overlay->find(std::filesystem::absolute(path, ec).lexically_normal().string());
+  return it == options.overlay->end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vector<const Analyzer*>& analyzers,
@@ -87,7 +95,9 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         if (path_matches(pattern, f.relative)) slot.enabled = without(registry, slot.enabled, selectors);
       }
       std::string error;
-      auto source = SourceFile::read(f.path.string(), error, f.display);
+      const std::string* unsaved = overlay_text(options, f.path);
+      auto source = unsaved ? std::optional<SourceFile>(std::in_place, f.display, *unsaved)
+                            : SourceFile::read(f.path.string(), error, f.display);
       if (!source) {
         if (!f.context_only) slot.error = FileError{f.display, error};
         continue;
@@ -103,15 +113,16 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       ao.module = module_name_for(f.relative);
       std::optional<FileResult> cached;
       uint64_t key = 0;
-      if (options.cache) {
+      const ResultCache* cache = unsaved ? nullptr : options.cache;
+      if (cache) {
         key = options.cache->key(slot.source->text(), slot.enabled, options.target_torch, ao.module);
-        cached = options.cache->load(f.relative, key);
+        cached = cache->load(f.relative, key);
       }
       if (cached) {
         slot.result = std::move(*cached);
       } else {
         slot.result = analyzer->analyze(*slot.source, ao);
-        if (options.cache) options.cache->store(f.relative, key, slot.result);
+        if (cache) cache->store(f.relative, key, slot.result);
       }
       if (f.context_only) {
         // Only its facts are wanted: nothing of it is reported.

@@ -49,6 +49,10 @@ struct LintOptions {
   TorchVersion target_torch = kDefaultTargetTorch;
   unsigned jobs = 0;  // 0: all cores
   const class ResultCache* cache = nullptr;  // per-file results by content; null: off
+  // Texts that replace files on disk, by absolute normal path: an editor's unsaved buffers
+  // (torchlint server). They bypass the result cache: an entry per keystroke would only
+  // push out the saved file's entry.
+  const std::unordered_map<std::string, std::string>* overlay = nullptr;
 };
 
 struct LintOutcome {

@@ -1,0 +1,28 @@
+// `torchlint server`: runs the language server (linter/server) on stdin and stdout.
+#include <csignal>
+#include <cstdio>
+
+#include "commands.h"
+#include "server/language_server.h"
+
+namespace torchlint::cli {
+
+ServerCommand::ServerCommand(CLI::App& app) {
+  command_ = app.add_subcommand("server", "Run the language server (LSP over stdin/stdout) for editors");
+  command_->add_option("--debounce-ms", debounce_ms_,
+                       "Milliseconds an edit waits for the next one before the file is linted again (default 100)")
+      ->check(CLI::Range(0u, 10000u));
+}
+
+int ServerCommand::run() const {
+  // A client that goes away closes the pipe: writing to it must fail (and end the
+  // server), not kill the process with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  server::ServerOptions options;
+  options.version = TORCHLINT_VERSION;
+  options.debounce = std::chrono::milliseconds(debounce_ms_);
+  server::LanguageServer server(stdin, stdout, options);
+  return server.run();
+}
+
+}  // namespace torchlint::cli

@@ -1,0 +1,542 @@
+#include "language_server.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "cli/check_command.h"
+#include "core/registry.h"
+
+namespace torchlint::server {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Frames read by a thread of their own, so that the main loop can wait for "a message or
+// the next debounce deadline, whichever comes first" and can see a `$/cancelRequest`
+// that arrived behind the request it cancels. Shared with that thread, which may outlive
+// the server while it is blocked reading a client that never closes its end.
+struct Inbox {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<Frame> frames;
+  bool ended = false;
+};
+
+const std::vector<std::string> kPythonExtensions = {".py", ".pyi", ".ipynb"};
+
+bool is_config_file(const fs::path& path) {
+  auto name = path.filename();
+  return name == "pyproject.toml" || name == "torchlint.toml";
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The selectors of one initializationOptions key: a list of strings (or one string).
+std::vector<std::string> selectors(const json& options, const char* kebab, const char* camel) {
+  std::vector<std::string> out;
+  for (std::string_view key : {kebab, camel}) {
+    if (key == camel && key == kebab) break;  // one spelling only ("select")
+    auto it = options.find(std::string(key));
+    if (it == options.end()) continue;
+    if (it->is_string()) out.push_back(it->get<std::string>());
+    if (it->is_array()) {
+      for (const auto& v : *it) {
+        if (v.is_string()) out.push_back(v.get<std::string>());
+      }
+    }
+  }
+  return split_selector_list(out);
+}
+
+}  // namespace
+
+std::optional<fs::path> path_from_uri(const std::string& uri) {
+  constexpr std::string_view scheme = "file://";
+  if (uri.size() < scheme.size() || uri.compare(0, scheme.size(), scheme) != 0) return std::nullopt;
+  std::string_view rest = std::string_view(uri).substr(scheme.size());
+  // file://host/path: only the local host (empty or "localhost") names a local file.
+  size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::string_view host = rest.substr(0, slash);
+  if (!host.empty() && host != "localhost") return std::nullopt;
+  std::string decoded;
+  for (size_t i = slash; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() + 0 && hex_value(rest[i + 1]) >= 0 && hex_value(rest[i + 2]) >= 0) {
+      decoded.push_back(static_cast<char>(hex_value(rest[i + 1]) * 16 + hex_value(rest[i + 2])));
+      i += 2;
+    } else if (rest[i] == '?' || rest[i] == '#') {
+      break;
+    } else {
+      decoded.push_back(rest[i]);
+    }
+  }
+  return fs::path(decoded).lexically_normal();
+}
+
+std::string uri_from_path(const fs::path& path) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "file://";
+  for (unsigned char c : path.generic_string()) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+LanguageServer::LanguageServer(std::FILE* in, std::FILE* out, ServerOptions options)
+    : in_(in), writer_(out), options_(std::move(options)) {}
+
+int LanguageServer::run() {
+  auto inbox = std::make_shared<Inbox>();
+  std::thread reader([inbox, in = in_] {
+    FrameReader frames(in);
+    while (true) {
+      Frame frame = frames.next();
+      std::lock_guard lock(inbox->mutex);
+      if (frame.kind == Frame::Kind::kEnd) {
+        inbox->ended = true;
+        inbox->ready.notify_one();
+        return;
+      }
+      inbox->frames.push_back(std::move(frame));
+      inbox->ready.notify_one();
+    }
+  });
+  // The reader may be blocked in a read when the client says `exit` but keeps the pipe
+  // open: the process ends without waiting for it.
+  reader.detach();
+
+  while (!exit_) {
+    std::deque<Frame> batch;
+    bool ended = false;
+    {
+      std::unique_lock lock(inbox->mutex);
+      auto has_work = [&] { return !inbox->frames.empty() || inbox->ended; };
+      if (pending_.empty()) {
+        inbox->ready.wait(lock, has_work);
+      } else {
+        auto next = std::min_element(pending_.begin(), pending_.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; })->second;
+        inbox->ready.wait_until(lock, next, has_work);
+      }
+      batch.swap(inbox->frames);
+      ended = inbox->ended;
+    }
+    // Cancellations anywhere in the batch apply to the requests before them too.
+    std::set<std::string> cancelled;
+    for (const Frame& f : batch) {
+      if (f.kind != Frame::Kind::kMessage || f.body.find("$/cancelRequest") == std::string::npos) continue;
+      json m = json::parse(f.body, nullptr, false);
+      if (m.is_object() && m.value("method", "") == "$/cancelRequest" && m.contains("params") &&
+          m["params"].is_object() && m["params"].contains("id")) {
+        cancelled.insert(m["params"]["id"].dump());
+      }
+    }
+    for (const Frame& f : batch) {
+      handle_frame(f, cancelled);
+      if (exit_) break;
+    }
+    if (exit_) break;
+    if (ended && batch.empty()) {
+      // The client closed the connection without `exit`: nothing more can be served.
+      return shutdown_ ? 0 : 1;
+    }
+    lint_due(Clock::now());
+    if (writer_.broken()) return 1;  // the client stopped reading: nobody to serve
+  }
+  return shutdown_ ? 0 : 1;
+}
+
+void LanguageServer::handle_frame(const Frame& frame, const std::set<std::string>& cancelled) {
+  if (frame.kind == Frame::Kind::kBadFrame) {
+    reply_error(nullptr, rpc_error::kParseError, frame.error);
+    return;
+  }
+  json message = json::parse(frame.body, nullptr, false);
+  if (message.is_discarded()) {
+    reply_error(nullptr, rpc_error::kParseError, "message is not valid JSON");
+    return;
+  }
+  if (!message.is_object()) {
+    // Batches were removed from JSON-RPC use by LSP; anything but an object is invalid.
+    reply_error(nullptr, rpc_error::kInvalidRequest, "message is not a JSON-RPC object");
+    return;
+  }
+  json id = message.contains("id") ? message["id"] : json();
+  bool has_id = message.contains("id") && (id.is_number_integer() || id.is_string());
+  auto method = message.find("method");
+  if (method == message.end()) {
+    // A response to a request of ours (workspace/applyEdit): nothing waits for it.
+    if (!message.contains("result") && !message.contains("error")) {
+      reply_error(has_id ? id : json(), rpc_error::kInvalidRequest, "message has no method");
+    }
+    return;
+  }
+  if (!method->is_string() || (message.contains("id") && !has_id)) {
+    reply_error(has_id ? id : json(), rpc_error::kInvalidRequest, "method must be a string and id a number or string");
+    return;
+  }
+  json params = message.contains("params") ? message["params"] : json::object();
+  const std::string name = method->get<std::string>();
+  if (has_id && cancelled.contains(id.dump())) {
+    reply_error(id, rpc_error::kRequestCancelled, "request cancelled");
+    return;
+  }
+  try {
+    if (has_id) {
+      handle_request(id, name, params);
+    } else {
+      handle_notification(name, params);
+    }
+  } catch (const RequestError& e) {
+    if (has_id) {
+      reply_error(id, e.code, e.what());
+    } else {
+      log(1, std::string(name) + ": " + e.what());
+    }
+  } catch (const json::exception& e) {
+    // A field of the wrong type or missing: the client's message, not the server, is wrong.
+    if (has_id) {
+      reply_error(id, rpc_error::kInvalidParams, std::string("invalid params for ") + name + ": " + e.what());
+    } else {
+      log(1, std::string("ignored ") + name + " with invalid params: " + e.what());
+    }
+  } catch (const std::exception& e) {
+    if (has_id) {
+      reply_error(id, rpc_error::kInternalError, std::string(name) + " failed: " + e.what());
+    } else {
+      log(1, std::string(name) + " failed: " + e.what());
+    }
+  }
+}
+
+void LanguageServer::handle_request(const json& id, const std::string& method, const json& params) {
+  if (method == "initialize") {
+    if (initialized_) {
+      reply_error(id, rpc_error::kInvalidRequest, "initialize was already called");
+      return;
+    }
+    reply(id, initialize(params));
+    initialized_ = true;
+    return;
+  }
+  if (!initialized_) {
+    reply_error(id, rpc_error::kServerNotInitialized, "the server is not initialized");
+    return;
+  }
+  if (shutdown_) {
+    reply_error(id, rpc_error::kInvalidRequest, "the server is shutting down");
+    return;
+  }
+  if (method == "shutdown") {
+    shutdown_ = true;
+    reply(id, nullptr);
+  } else if (method == "textDocument/codeAction") {
+    reply(id, code_actions(params));
+  } else if (method == "textDocument/hover") {
+    reply(id, hover(params));
+  } else if (method == "workspace/executeCommand") {
+    reply(id, execute_command(params));
+  } else {
+    reply_error(id, rpc_error::kMethodNotFound, "unknown method " + method);
+  }
+}
+
+void LanguageServer::handle_notification(const std::string& method, const json& params) {
+  if (method == "exit") {
+    exit_ = true;
+    return;
+  }
+  // Before initialize, notifications are dropped (the protocol says so); after shutdown
+  // nothing is linted any more.
+  if (!initialized_ || shutdown_) return;
+  if (method == "textDocument/didOpen") {
+    did_open(params);
+  } else if (method == "textDocument/didChange") {
+    did_change(params);
+  } else if (method == "textDocument/didSave") {
+    did_save(params);
+  } else if (method == "textDocument/didClose") {
+    did_close(params);
+  } else if (method == "workspace/didChangeWatchedFiles" || method == "workspace/didChangeConfiguration") {
+    // A file changed outside the editor (a `git checkout`, a configuration edit): every
+    // open project may see different facts or settings now.
+    schedule_all(Clock::now());
+  }
+  // Anything else (initialized, $/setTrace, $/cancelRequest, ...) needs no answer.
+}
+
+json LanguageServer::initialize(const json& params) {
+  // LSP 3.17: the client lists the encodings it can use; UTF-16 is the default every
+  // client supports. UTF-8 is what torchlint counts in, so it is preferred when offered.
+  encoding_ = PositionEncoding::kUtf16;
+  std::string encoding_name = "utf-16";
+  if (params.contains("capabilities") && params["capabilities"].is_object()) {
+    const json& caps = params["capabilities"];
+    if (caps.contains("general") && caps["general"].is_object() && caps["general"].contains("positionEncodings") &&
+        caps["general"]["positionEncodings"].is_array()) {
+      for (const auto& e : caps["general"]["positionEncodings"]) {
+        if (e == "utf-8") {
+          encoding_ = PositionEncoding::kUtf8;
+          encoding_name = "utf-8";
+          break;
+        }
+      }
+    }
+  }
+  if (params.contains("initializationOptions") && params["initializationOptions"].is_object()) {
+    read_initialization_options(params["initializationOptions"]);
+  }
+  json capabilities = {
+      {"positionEncoding", encoding_name},
+      {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+      {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.torchlint"}}}},
+      {"hoverProvider", true},
+      {"executeCommandProvider", {{"commands", {"torchlint.fixAll"}}}},
+  };
+  return {{"capabilities", capabilities}, {"serverInfo", {{"name", "torchlint"}, {"version", options_.version}}}};
+}
+
+void LanguageServer::read_initialization_options(const json& options) {
+  if (options.contains("select")) selection_.select = selectors(options, "select", "select");
+  selection_.extend_select = selectors(options, "extend-select", "extendSelect");
+  selection_.ignore = selectors(options, "ignore", "ignore");
+  for (const char* key : {"target-torch", "targetTorch"}) {
+    if (!options.contains(key)) continue;
+    std::string text = options[key].is_string() ? options[key].get<std::string>() : options[key].dump();
+    if (auto v = TorchVersion::parse(text)) {
+      target_torch_ = *v;
+    } else {
+      show_error_once("initializationOptions: target-torch `" + text + "` is not a version like 2.4");
+    }
+  }
+  for (const char* key : {"debounce-ms", "debounceMs"}) {
+    if (options.contains(key) && options[key].is_number_unsigned()) {
+      options_.debounce = std::chrono::milliseconds(std::min<uint64_t>(options[key].get<uint64_t>(), 10000));
+    }
+  }
+}
+
+LanguageServer::Document* LanguageServer::document(const json& identifier) {
+  auto it = documents_.find(identifier.at("uri").get<std::string>());
+  return it == documents_.end() ? nullptr : &it->second;
+}
+
+void LanguageServer::did_open(const json& params) {
+  const json& item = params.at("textDocument");
+  Document doc;
+  doc.uri = item.at("uri").get<std::string>();
+  doc.text = TextDocument(item.at("text").get<std::string>(), item.value("version", int64_t{0}));
+  if (auto path = path_from_uri(doc.uri)) {
+    doc.path = *path;
+    doc.project = find_project_root(doc.path).path;
+    doc.lintable = std::find(kPythonExtensions.begin(), kPythonExtensions.end(), doc.path.extension().string()) !=
+                   kPythonExtensions.end();
+  }
+  auto& stored = documents_[doc.uri] = std::move(doc);
+  if (stored.lintable) {
+    stored.due = Clock::now();
+    schedule(stored.project, Clock::now());
+  }
+}
+
+void LanguageServer::did_change(const json& params) {
+  Document* doc = document(params.at("textDocument"));
+  if (!doc) {
+    log(2, "didChange for a document that is not open: " + params["textDocument"].value("uri", ""));
+    return;
+  }
+  for (const auto& change : params.at("contentChanges")) {
+    if (!change.contains("range")) {
+      doc->text.replace_all(change.at("text").get<std::string>());
+      continue;
+    }
+    const json& range = change["range"];
+    LspPosition from{range.at("start").at("line").get<uint32_t>(), range["start"].at("character").get<uint32_t>()};
+    LspPosition to{range.at("end").at("line").get<uint32_t>(), range["end"].at("character").get<uint32_t>()};
+    if (!doc->text.replace(from, to, change.at("text").get<std::string>(), encoding_)) {
+      log(2, "didChange range ends before it starts; change ignored");
+    }
+  }
+  if (params["textDocument"].contains("version") && params["textDocument"]["version"].is_number_integer()) {
+    doc->text.set_version(params["textDocument"]["version"].get<int64_t>());
+  }
+  if (doc->lintable) {
+    auto when = Clock::now() + options_.debounce;
+    doc->due = when;
+    schedule(doc->project, when);
+  }
+}
+
+void LanguageServer::did_save(const json& params) {
+  Document* doc = document(params.at("textDocument"));
+  if (doc && params.contains("text") && params["text"].is_string()) doc->text.replace_all(params["text"].get<std::string>());
+  std::optional<fs::path> path = doc ? std::optional(doc->path) : path_from_uri(params["textDocument"].value("uri", ""));
+  if (path && is_config_file(*path)) {
+    // Settings changed: run_check reads them again, for every project it may apply to.
+    shown_errors_.clear();
+    schedule_all(Clock::now());
+  } else if (doc && doc->lintable) {
+    // Saved text is what other tools and the unopened files' context now see: re-lint now.
+    schedule(doc->project, Clock::now());
+  }
+}
+
+void LanguageServer::did_close(const json& params) {
+  auto it = documents_.find(params.at("textDocument").at("uri").get<std::string>());
+  if (it == documents_.end()) return;
+  bool lintable = it->second.lintable;
+  fs::path project = it->second.project;
+  std::string uri = it->second.uri;
+  documents_.erase(it);
+  if (lintable) {
+    // The editor keeps no findings for a closed file; its saved text is what the other
+    // open files now see as context.
+    notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+    schedule(project, Clock::now() + options_.debounce);
+  }
+}
+
+void LanguageServer::schedule(const fs::path& project, Clock::time_point when) {
+  auto [it, inserted] = pending_.emplace(project, when);
+  // A later keystroke pushes the lint back (debounce); an open or save brings it forward.
+  if (!inserted) it->second = when;
+}
+
+void LanguageServer::schedule_all(Clock::time_point when) {
+  for (auto& [uri, doc] : documents_) {
+    if (!doc.lintable) continue;
+    doc.due = when;
+    schedule(doc.project, when);
+  }
+}
+
+void LanguageServer::lint_due(Clock::time_point now) {
+  std::vector<fs::path> due;
+  for (const auto& [project, when] : pending_) {
+    if (when <= now) due.push_back(project);
+  }
+  for (const auto& project : due) {
+    pending_.erase(project);
+    lint_project(project);
+  }
+}
+
+void LanguageServer::ensure_fresh(Document& doc) {
+  if (!doc.lintable) return;
+  if (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text()) return;
+  pending_.erase(doc.project);
+  lint_project(doc.project);
+}
+
+void LanguageServer::lint_project(const fs::path& project) {
+  auto started = Clock::now();
+  std::unordered_map<std::string, std::string> overlay;
+  std::vector<Document*> docs;
+  cli::CheckRequest request;
+  for (auto& [uri, doc] : documents_) {
+    if (!doc.lintable || doc.project != project) continue;
+    overlay.emplace(doc.path.string(), doc.text.text());
+    request.paths.push_back(doc.path.string());
+    docs.push_back(&doc);
+  }
+  if (docs.empty()) return;
+  request.selection = selection_;
+  request.target_torch = target_torch_;
+  request.use_cache = true;  // the unchanged files of the project: their facts from the cache
+  request.overlay = &overlay;
+  std::string error;
+  auto run = cli::run_check(request, error);
+  if (!run) {
+    // A configuration error (an unknown selector, a broken pyproject.toml): the editor
+    // shows it once; the old findings stay until the configuration is fixed.
+    show_error_once("torchlint: " + error);
+    return;
+  }
+  std::map<fs::path, std::vector<Diagnostic>> by_path;
+  std::error_code ec;
+  for (auto& d : run->outcome.diagnostics) by_path[fs::absolute(d.path, ec).lexically_normal()].push_back(std::move(d));
+  for (const auto& e : run->outcome.errors) log(2, e.path + ": " + e.message);
+  for (Document* doc : docs) {
+    doc->linted = TextDocument(overlay[doc->path.string()], doc->text.version());
+    doc->findings = std::move(by_path[doc->path]);
+    doc->due.reset();
+    publish(*doc);
+  }
+  double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  char line[160];
+  std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", docs.size(),
+                project.string().c_str(), run->context_files, ms);
+  log(4, line);
+}
+
+std::pair<uint32_t, uint32_t> LanguageServer::byte_range(const TextDocument& text, const Diagnostic& d) const {
+  uint32_t begin = text.offset_of_line_column(d.start.line, d.start.column);
+  uint32_t end = text.offset_of_line_column(d.end.line, d.end.column);
+  return {begin, std::max(begin, end)};
+}
+
+json LanguageServer::lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const {
+  auto a = text.position_of(begin, encoding_), b = text.position_of(end, encoding_);
+  return {{"start", {{"line", a.line}, {"character", a.character}}}, {"end", {{"line", b.line}, {"character", b.character}}}};
+}
+
+json LanguageServer::to_lsp(const Document& doc, const Diagnostic& d) const {
+  const TextDocument& text = *doc.linted;
+  auto [begin, end] = byte_range(text, d);
+  json out = {{"range", lsp_range(text, begin, end)},
+              {"severity", d.severity == Severity::kError ? 1 : d.severity == Severity::kWarning ? 2 : 3},
+              {"code", d.code},
+              {"source", "torchlint"},
+              {"message", d.message}};
+  if (!d.name.empty()) out["codeDescription"] = {{"href", "https://torchlint.dev/rules/" + d.name}};
+  if (d.fix) out["data"] = {{"fix", d.fix->message}, {"safe", !d.fix->unsafe}};
+  return out;
+}
+
+void LanguageServer::publish(const Document& doc) {
+  json diagnostics = json::array();
+  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(doc, d));
+  notify("textDocument/publishDiagnostics",
+         {{"uri", doc.uri}, {"version", doc.linted->version()}, {"diagnostics", std::move(diagnostics)}});
+}
+
+void LanguageServer::reply(const json& id, json result) {
+  writer_.write({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+}
+
+void LanguageServer::reply_error(const json& id, int code, const std::string& message) {
+  writer_.write({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+}
+
+void LanguageServer::notify(const std::string& method, json params) {
+  writer_.write({{"jsonrpc", "2.0"}, {"method", method}, {"params", std::move(params)}});
+}
+
+void LanguageServer::log(int type, const std::string& message) {
+  notify("window/logMessage", {{"type", type}, {"message", message}});
+}
+
+void LanguageServer::show_error_once(const std::string& message) {
+  if (!shown_errors_.insert(message).second) return;
+  notify("window/showMessage", {{"type", 1}, {"message", message}});
+}
+
+}  // namespace torchlint::server

@@ -1,0 +1,112 @@
+#pragma once
+// `torchlint server`: a Language Server Protocol (3.17) server over stdio. Open Python
+// files are linted from the editor's text (saved or not) together with the rest of their
+// project, so project facts (a seeding helper in utils.py) stay live; findings are
+// published as diagnostics, safe fixes and suppressions offered as code actions, rule docs
+// shown on hover.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "core/diagnostic.h"
+#include "core/rule_selection.h"
+#include "json_rpc.h"
+#include "text_document.h"
+
+namespace torchlint::server {
+
+using Clock = std::chrono::steady_clock;
+
+struct ServerOptions {
+  std::string version;  // reported in serverInfo
+  // Edits wait this long for the next keystroke before the file is linted again.
+  std::chrono::milliseconds debounce{100};
+};
+
+// Converts between `file://` URIs and paths (percent-encoding per RFC 3986). Null for
+// other schemes (`untitled:`), which have no project to lint against.
+std::optional<std::filesystem::path> path_from_uri(const std::string& uri);
+std::string uri_from_path(const std::filesystem::path& path);
+
+class LanguageServer {
+ public:
+  LanguageServer(std::FILE* in, std::FILE* out, ServerOptions options);
+  // Serves until `exit` or until the client goes away; returns the process exit code
+  // (0 after shutdown + exit, 1 otherwise, as the protocol asks).
+  int run();
+
+ private:
+  struct Document {
+    std::string uri;
+    std::filesystem::path path;  // absolute, normal; empty when the URI is not a file
+    std::filesystem::path project;
+    TextDocument text;
+    bool lintable = false;  // a Python source or notebook
+    std::optional<Clock::time_point> due;  // a lint is pending (debounced) until then
+    // The last lint: the text it saw and its findings (byte offsets refer to that text).
+    std::optional<TextDocument> linted;
+    std::vector<Diagnostic> findings;
+  };
+
+  // Message handling.
+  void handle_frame(const Frame& frame, const std::set<std::string>& cancelled);
+  void handle_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
+  void handle_notification(const std::string& method, const nlohmann::json& params);
+  nlohmann::json initialize(const nlohmann::json& params);
+  void read_initialization_options(const nlohmann::json& options);
+
+  // Documents.
+  void did_open(const nlohmann::json& params);
+  void did_change(const nlohmann::json& params);
+  void did_save(const nlohmann::json& params);
+  void did_close(const nlohmann::json& params);
+  Document* document(const nlohmann::json& text_document_identifier);
+
+  // Linting: every open document of a project at once, from the editor's texts.
+  void schedule(const std::filesystem::path& project, Clock::time_point when);
+  void schedule_all(Clock::time_point when);
+  void lint_due(Clock::time_point now);
+  void lint_project(const std::filesystem::path& project);
+  void ensure_fresh(Document& doc);  // before answering about its findings
+  void publish(const Document& doc);
+  nlohmann::json to_lsp(const Document& doc, const Diagnostic& d) const;
+  nlohmann::json lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const;
+  std::pair<uint32_t, uint32_t> byte_range(const TextDocument& text, const Diagnostic& d) const;
+
+  // Features (code_actions.cpp).
+  nlohmann::json code_actions(const nlohmann::json& params);
+  nlohmann::json hover(const nlohmann::json& params);
+  nlohmann::json execute_command(const nlohmann::json& params);
+  std::optional<nlohmann::json> fix_all_edit(Document& doc);
+  std::optional<nlohmann::json> suppress_edit(const Document& doc, const Diagnostic& d) const;
+
+  // Output.
+  void reply(const nlohmann::json& id, nlohmann::json result);
+  void reply_error(const nlohmann::json& id, int code, const std::string& message);
+  void notify(const std::string& method, nlohmann::json params);
+  void log(int type, const std::string& message);  // window/logMessage (1 error .. 4 log)
+  void show_error_once(const std::string& message);
+
+  std::FILE* in_;
+  FrameWriter writer_;
+  ServerOptions options_;
+  PositionEncoding encoding_ = PositionEncoding::kUtf16;
+  SelectionLayer selection_;  // initializationOptions, over the configuration files
+  std::optional<TorchVersion> target_torch_;
+  std::map<std::string, Document> documents_;  // by URI
+  std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
+  std::set<std::string> shown_errors_;
+  int64_t next_request_id_ = 1;
+  bool initialized_ = false, shutdown_ = false, exit_ = false;
+};
+
+}  // namespace torchlint::server
