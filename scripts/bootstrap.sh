@@ -16,6 +16,8 @@ PACKAGES=(
   libclang-rt-14-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
+  # test-only: a real editor as the client of `torchlint server` (tests/lsp)
+  neovim
 )
 
 missing=()

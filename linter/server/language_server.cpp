@@ -46,8 +46,9 @@ int hex_value(char c) {
 // The selectors of one initializationOptions key: a list of strings (or one string).
 std::vector<std::string> selectors(const json& options, const char* kebab, const char* camel) {
   std::vector<std::string> out;
-  for (std::string_view key : {kebab, camel}) {
-    if (key == camel && key == kebab) break;  // one spelling only ("select")
+  std::vector<std::string_view> keys{kebab};
+  if (std::string_view(camel) != kebab) keys.push_back(camel);  // "select" has one spelling
+  for (std::string_view key : keys) {
     auto it = options.find(std::string(key));
     if (it == options.end()) continue;
     if (it->is_string()) out.push_back(it->get<std::string>());
