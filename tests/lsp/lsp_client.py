@@ -122,6 +122,15 @@ class Client:
         self.notify("textDocument/didChange", {"textDocument": {"uri": uri(path), "version": version},
                                                "contentChanges": changes})
 
+    def code_actions(self, path, line, only=None):
+        """The code actions for a cursor at the start of `line` (0-based)."""
+        context = {"diagnostics": []}
+        if only:
+            context["only"] = only
+        at = {"line": line, "character": 0}
+        return self.call("textDocument/codeAction", {"textDocument": {"uri": uri(path)},
+                                                     "range": {"start": at, "end": at}, "context": context})
+
     def close(self, timeout=10.0):
         """shutdown + exit; returns the exit code."""
         self.call("shutdown")

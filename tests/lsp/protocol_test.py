@@ -35,6 +35,12 @@ class Env:
             c.initialize(self.project, options, utf8)
         return c
 
+    def open_train(self, c):
+        """Opens train.py in `c`; returns its text and the first diagnostics for it."""
+        text = self.text(self.train)
+        c.open(self.train, text)
+        return text, c.diagnostics(self.train)[1]
+
     def text(self, path):
         with open(path, encoding="utf-8") as f:
             return f.read()
@@ -97,9 +103,7 @@ def utf16_is_the_default(env):
 @test
 def open_change_fix_cycle(env):
     c = env.client()
-    text = env.text(env.train)
-    c.open(env.train, text)
-    _, m = c.diagnostics(env.train)
+    text, m = env.open_train(c)
     assert codes(m) == ["TL304"], codes(m)
     d = m["params"]["diagnostics"][0]
     assert d["source"] == "torchlint" and d["severity"] in (1, 2)
@@ -116,10 +120,7 @@ def open_change_fix_cycle(env):
     assert codes(m) == ["TL304"], codes(m)
     # The code actions on that line: the safe fix and the suppression.
     line = m["params"]["diagnostics"][0]["range"]["start"]["line"]
-    r = c.call("textDocument/codeAction", {"textDocument": {"uri": uri(env.train)},
-                                           "range": {"start": {"line": line, "character": 0},
-                                                     "end": {"line": line, "character": 0}},
-                                           "context": {"diagnostics": []}})
+    r = c.code_actions(env.train, line)
     actions = {a["title"]: a for a in r["result"]}
     fix = next(a for a in r["result"] if a.get("isPreferred"))
     assert "weights_only" in fix["title"], list(actions)
@@ -138,10 +139,7 @@ def open_change_fix_cycle(env):
     # `context.only` filters by kind: the fix-all kind alone has nothing to do on clean text.
     c.change(env.train, 6, [{"text": text}])
     c.diagnostics(env.train, version=6)
-    r = c.call("textDocument/codeAction", {"textDocument": {"uri": uri(env.train)},
-                                           "range": {"start": {"line": 0, "character": 0},
-                                                     "end": {"line": 0, "character": 0}},
-                                           "context": {"diagnostics": [], "only": ["source.fixAll"]}})
+    r = c.code_actions(env.train, 0, only=["source.fixAll"])
     assert [a["kind"] for a in r["result"]] == ["source.fixAll.torchlint"], r
     assert c.close() == 0
 
@@ -149,9 +147,7 @@ def open_change_fix_cycle(env):
 @test
 def hover_shows_the_rule_doc(env):
     c = env.client()
-    text = env.text(env.train)
-    c.open(env.train, text)
-    _, m = c.diagnostics(env.train)
+    _, m = env.open_train(c)
     start = m["params"]["diagnostics"][0]["range"]["start"]
     r = c.call("textDocument/hover", {"textDocument": {"uri": uri(env.train)}, "position": start})
     assert r["result"]["contents"]["kind"] == "markdown"
@@ -165,9 +161,7 @@ def hover_shows_the_rule_doc(env):
 @test
 def fix_all_command(env):
     c = env.client()
-    text = env.text(env.train)
-    c.open(env.train, text)
-    c.diagnostics(env.train)
+    text, _ = env.open_train(c)
     rid, _ = c.request("workspace/executeCommand", {"command": "torchlint.fixAll", "arguments": [uri(env.train)]})
     _, apply = c.wait(lambda m: m.get("method") == "workspace/applyEdit", what="workspace/applyEdit")
     c.send({"jsonrpc": "2.0", "id": apply["id"], "result": {"applied": True}})
@@ -181,8 +175,7 @@ def fix_all_command(env):
 @test
 def project_facts_follow_an_unsaved_helper(env):
     c = env.client()
-    c.open(env.train)
-    _, m = c.diagnostics(env.train)
+    _, m = env.open_train(c)
     assert "TL101" not in codes(m)
     utils_text = env.text(env.utils)
     c.open(env.utils, utils_text)
@@ -217,8 +210,7 @@ def initialization_options_select_and_ignore(env):
 @test
 def configuration_file_is_read_again_on_save(env):
     c = env.client()
-    c.open(env.train)
-    _, m = c.diagnostics(env.train)
+    _, m = env.open_train(c)
     assert codes(m) == ["TL304"]
     config = os.path.join(env.project, "pyproject.toml")
     text = env.text(config).replace('ignore = ["TL602"]', 'ignore = ["TL602", "TL304"]')
@@ -252,8 +244,7 @@ def malformed_messages_get_errors_not_crashes(env):
     c.notify("textDocument/didChange", {"textDocument": {"uri": uri(env.train), "version": 2},
                                         "contentChanges": [{"range": {"start": {}}, "text": 1}]})
     # Still serving.
-    c.open(env.train)
-    _, m = c.diagnostics(env.train)
+    _, m = env.open_train(c)
     assert codes(m) == ["TL304"]
     assert c.close() == 0
 
@@ -263,8 +254,7 @@ def unknown_and_unsaved_files(env):
     c = env.client()
     # Requests about a file that is not open: empty answers.
     ghost = uri(os.path.join(env.project, "ghost.py"))
-    r = c.call("textDocument/codeAction", {"textDocument": {"uri": ghost}, "range": {
-        "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "context": {"diagnostics": []}})
+    r = c.code_actions(os.path.join(env.project, "ghost.py"), 0)
     assert r["result"] == [], r
     assert c.call("textDocument/hover", {"textDocument": {"uri": ghost},
                                          "position": {"line": 0, "character": 0}})["result"] is None
