@@ -1,6 +1,7 @@
 // `torchlint server`: runs the language server (linter/server) on stdin and stdout.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
 #include "server/language_server.h"
@@ -22,7 +23,11 @@ int ServerCommand::run() const {
   options.version = TORCHLINT_VERSION;
   options.debounce = std::chrono::milliseconds(debounce_ms_);
   server::LanguageServer server(stdin, stdout, options);
-  return server.run();
+  int code = server.run();
+  // A lint may still be running on its worker thread (a large file when the editor quit):
+  // end now rather than wait for it, and without running static destructors under it.
+  std::fflush(stdout);
+  std::_Exit(code);
 }
 
 }  // namespace torchlint::cli

@@ -59,7 +59,6 @@ bool lines_overlap(const Diagnostic& d, uint32_t first, uint32_t last) {
 json LanguageServer::code_actions(const json& params) {
   Document* doc = document(params.at("textDocument"));
   if (!doc || !doc->lintable) return json::array();
-  ensure_fresh(*doc);
   if (!doc->linted) return json::array();
   const json& range = params.at("range");
   uint32_t first = range.at("start").at("line").get<uint32_t>(), last = range.at("end").at("line").get<uint32_t>();
@@ -137,7 +136,6 @@ std::optional<json> LanguageServer::suppress_edit(const Document& doc, const Dia
 }
 
 std::optional<json> LanguageServer::fix_all_edit(Document& doc) {
-  ensure_fresh(doc);
   if (!doc.linted) return std::nullopt;
   std::vector<const Diagnostic*> fixable;
   for (const Diagnostic& d : doc.findings) {
@@ -187,7 +185,6 @@ json LanguageServer::execute_command(const json& params) {
 json LanguageServer::hover(const json& params) {
   Document* doc = document(params.at("textDocument"));
   if (!doc || !doc->lintable) return nullptr;
-  ensure_fresh(*doc);
   if (!doc->linted) return nullptr;
   const json& position = params.at("position");
   uint32_t at = doc->linted->offset_of({position.at("line").get<uint32_t>(), position.at("character").get<uint32_t>()},

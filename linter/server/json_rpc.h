@@ -20,6 +20,7 @@ inline constexpr int kInvalidParams = -32602;
 inline constexpr int kInternalError = -32603;
 inline constexpr int kServerNotInitialized = -32002;
 inline constexpr int kRequestCancelled = -32800;
+inline constexpr int kRequestFailed = -32803;
 }  // namespace rpc_error
 
 // Thrown by a request handler to answer with a JSON-RPC error instead of a result.

@@ -22,12 +22,45 @@ namespace {
 // the next debounce deadline, whichever comes first" and can see a `$/cancelRequest`
 // that arrived behind the request it cancels. Shared with that thread, which may outlive
 // the server while it is blocked reading a client that never closes its end.
+}  // namespace
+
+// What the main loop waits for: frames from the reader thread, finished lints from the
+// worker. Shared with both threads, which may outlive the server (a reader blocked on a
+// client that never closes its end, a lint still running at `exit`).
 struct Inbox {
   std::mutex mutex;
   std::condition_variable ready;
   std::deque<Frame> frames;
+  std::deque<LintJob> lints;
   bool ended = false;
 };
+
+namespace {
+
+// Runs one lint (any thread): what `torchlint check` does for the job's paths, with the
+// editor's texts in place of the files.
+void run_lint(LintJob& job) {
+  auto started = Clock::now();
+  cli::CheckRequest request;
+  request.paths = job.paths;
+  request.selection = job.selection;
+  request.target_torch = job.target_torch;
+  request.use_cache = true;  // the unchanged files of the project: their facts from the cache
+  request.overlay = &job.texts;
+  std::string error;
+  auto run = cli::run_check(request, error);
+  if (!run) {
+    job.error = error;
+    return;
+  }
+  std::error_code ec;
+  for (auto& d : run->outcome.diagnostics) {
+    job.findings[fs::absolute(d.path, ec).lexically_normal()].push_back(std::move(d));
+  }
+  for (const auto& e : run->outcome.errors) job.problems.push_back(e.path + ": " + e.message);
+  job.context_files = run->context_files;
+  job.milliseconds = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+}
 
 const std::vector<std::string> kPythonExtensions = {".py", ".pyi", ".ipynb"};
 
@@ -102,10 +135,10 @@ std::string uri_from_path(const fs::path& path) {
 }
 
 LanguageServer::LanguageServer(std::FILE* in, std::FILE* out, ServerOptions options)
-    : in_(in), writer_(out), options_(std::move(options)) {}
+    : in_(in), writer_(out), options_(std::move(options)), inbox_(std::make_shared<Inbox>()) {}
 
 int LanguageServer::run() {
-  auto inbox = std::make_shared<Inbox>();
+  std::shared_ptr<Inbox> inbox = inbox_;
   std::thread reader([inbox, in = in_] {
     FrameReader frames(in);
     while (true) {
@@ -126,11 +159,13 @@ int LanguageServer::run() {
 
   while (!exit_) {
     std::deque<Frame> batch;
+    std::deque<LintJob> lints;
     bool ended = false;
     {
       std::unique_lock lock(inbox->mutex);
-      auto has_work = [&] { return !inbox->frames.empty() || inbox->ended; };
-      if (pending_.empty()) {
+      auto has_work = [&] { return !inbox->frames.empty() || !inbox->lints.empty() || inbox->ended; };
+      if (pending_.empty() || linting_) {
+        // While a lint runs, the next one waits for it (its result arrives as work).
         inbox->ready.wait(lock, has_work);
       } else {
         auto next = std::min_element(pending_.begin(), pending_.end(),
@@ -138,8 +173,10 @@ int LanguageServer::run() {
         inbox->ready.wait_until(lock, next, has_work);
       }
       batch.swap(inbox->frames);
+      lints.swap(inbox->lints);
       ended = inbox->ended;
     }
+    for (LintJob& job : lints) apply(std::move(job));
     // Cancellations anywhere in the batch apply to the requests before them too.
     std::set<std::string> cancelled;
     for (const Frame& f : batch) {
@@ -155,7 +192,7 @@ int LanguageServer::run() {
       if (exit_) break;
     }
     if (exit_) break;
-    if (ended && batch.empty()) {
+    if (ended && batch.empty() && lints.empty()) {
       // The client closed the connection without `exit`: nothing more can be served.
       return shutdown_ ? 0 : 1;
     }
@@ -200,30 +237,34 @@ void LanguageServer::handle_frame(const Frame& frame, const std::set<std::string
     reply_error(id, rpc_error::kRequestCancelled, "request cancelled");
     return;
   }
+  dispatch(has_id ? &id : nullptr, name, params);
+}
+
+void LanguageServer::dispatch(const json* id, const std::string& name, const json& params) {
   try {
-    if (has_id) {
-      handle_request(id, name, params);
+    if (id) {
+      handle_request(*id, name, params);
     } else {
       handle_notification(name, params);
     }
   } catch (const RequestError& e) {
-    if (has_id) {
-      reply_error(id, e.code, e.what());
+    if (id) {
+      reply_error(*id, e.code, e.what());
     } else {
-      log(1, std::string(name) + ": " + e.what());
+      log(1, name + ": " + e.what());
     }
   } catch (const json::exception& e) {
     // A field of the wrong type or missing: the client's message, not the server, is wrong.
-    if (has_id) {
-      reply_error(id, rpc_error::kInvalidParams, std::string("invalid params for ") + name + ": " + e.what());
+    if (id) {
+      reply_error(*id, rpc_error::kInvalidParams, "invalid params for " + name + ": " + e.what());
     } else {
-      log(1, std::string("ignored ") + name + " with invalid params: " + e.what());
+      log(1, "ignored " + name + " with invalid params: " + e.what());
     }
   } catch (const std::exception& e) {
-    if (has_id) {
-      reply_error(id, rpc_error::kInternalError, std::string(name) + " failed: " + e.what());
+    if (id) {
+      reply_error(*id, rpc_error::kInternalError, name + " failed: " + e.what());
     } else {
-      log(1, std::string(name) + " failed: " + e.what());
+      log(1, name + " failed: " + e.what());
     }
   }
 }
@@ -248,7 +289,11 @@ void LanguageServer::handle_request(const json& id, const std::string& method, c
   }
   if (method == "shutdown") {
     shutdown_ = true;
+    for (const Deferred& d : deferred_) reply_error(d.id, rpc_error::kRequestCancelled, "the server is shutting down");
+    deferred_.clear();
     reply(id, nullptr);
+  } else if (defer_until_fresh(id, method, params)) {
+    return;
   } else if (method == "textDocument/codeAction") {
     reply(id, code_actions(params));
   } else if (method == "textDocument/hover") {
@@ -263,6 +308,17 @@ void LanguageServer::handle_request(const json& id, const std::string& method, c
 void LanguageServer::handle_notification(const std::string& method, const json& params) {
   if (method == "exit") {
     exit_ = true;
+    return;
+  }
+  if (method == "$/cancelRequest") {
+    // A request still waiting for a lint is answered now; one already answered needs
+    // nothing (and one in the same batch was caught by run()).
+    json id = params.at("id");
+    auto it = std::find_if(deferred_.begin(), deferred_.end(), [&](const Deferred& d) { return d.id == id; });
+    if (it != deferred_.end()) {
+      reply_error(it->id, rpc_error::kRequestCancelled, "request cancelled");
+      deferred_.erase(it);
+    }
     return;
   }
   // Before initialize, notifications are dropped (the protocol says so); after shutdown
@@ -352,10 +408,7 @@ void LanguageServer::did_open(const json& params) {
                    kPythonExtensions.end();
   }
   auto& stored = documents_[doc.uri] = std::move(doc);
-  if (stored.lintable) {
-    stored.due = Clock::now();
-    schedule(stored.project, Clock::now());
-  }
+  if (stored.lintable) schedule(stored.project, Clock::now());
 }
 
 void LanguageServer::did_change(const json& params) {
@@ -379,11 +432,7 @@ void LanguageServer::did_change(const json& params) {
   if (params["textDocument"].contains("version") && params["textDocument"]["version"].is_number_integer()) {
     doc->text.set_version(params["textDocument"]["version"].get<int64_t>());
   }
-  if (doc->lintable) {
-    auto when = Clock::now() + options_.debounce;
-    doc->due = when;
-    schedule(doc->project, when);
-  }
+  if (doc->lintable) schedule(doc->project, Clock::now() + options_.debounce);
 }
 
 void LanguageServer::did_save(const json& params) {
@@ -423,69 +472,95 @@ void LanguageServer::schedule(const fs::path& project, Clock::time_point when) {
 
 void LanguageServer::schedule_all(Clock::time_point when) {
   for (auto& [uri, doc] : documents_) {
-    if (!doc.lintable) continue;
-    doc.due = when;
-    schedule(doc.project, when);
+    if (doc.lintable) schedule(doc.project, when);
   }
 }
 
 void LanguageServer::lint_due(Clock::time_point now) {
-  std::vector<fs::path> due;
-  for (const auto& [project, when] : pending_) {
-    if (when <= now) due.push_back(project);
-  }
-  for (const auto& project : due) {
-    pending_.erase(project);
-    lint_project(project);
-  }
-}
-
-void LanguageServer::ensure_fresh(Document& doc) {
-  if (!doc.lintable) return;
-  if (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text()) return;
-  pending_.erase(doc.project);
-  lint_project(doc.project);
-}
-
-void LanguageServer::lint_project(const fs::path& project) {
-  auto started = Clock::now();
-  std::unordered_map<std::string, std::string> overlay;
-  std::vector<Document*> docs;
-  cli::CheckRequest request;
-  for (auto& [uri, doc] : documents_) {
-    if (!doc.lintable || doc.project != project) continue;
-    overlay.emplace(doc.path.string(), doc.text.text());
-    request.paths.push_back(doc.path.string());
-    docs.push_back(&doc);
-  }
-  if (docs.empty()) return;
-  request.selection = selection_;
-  request.target_torch = target_torch_;
-  request.use_cache = true;  // the unchanged files of the project: their facts from the cache
-  request.overlay = &overlay;
-  std::string error;
-  auto run = cli::run_check(request, error);
-  if (!run) {
-    // A configuration error (an unknown selector, a broken pyproject.toml): the editor
-    // shows it once; the old findings stay until the configuration is fixed.
-    show_error_once("torchlint: " + error);
+  if (linting_) return;  // the next lint starts when this one is applied
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->second > now) continue;
+    LintJob job;
+    job.project = it->first;
+    pending_.erase(it);
+    for (const auto& [uri, doc] : documents_) {
+      if (!doc.lintable || doc.project != job.project) continue;
+      job.texts.emplace(doc.path.string(), doc.text.text());
+      job.paths.push_back(doc.path.string());
+      job.documents.emplace_back(uri, doc.text.version());
+    }
+    if (job.documents.empty()) return;
+    job.selection = selection_;
+    job.target_torch = target_torch_;
+    linting_ = true;
+    std::thread([inbox = inbox_, job = std::move(job)]() mutable {
+      run_lint(job);
+      std::lock_guard lock(inbox->mutex);
+      inbox->lints.push_back(std::move(job));
+      inbox->ready.notify_one();
+    }).detach();
     return;
   }
-  std::map<fs::path, std::vector<Diagnostic>> by_path;
-  std::error_code ec;
-  for (auto& d : run->outcome.diagnostics) by_path[fs::absolute(d.path, ec).lexically_normal()].push_back(std::move(d));
-  for (const auto& e : run->outcome.errors) log(2, e.path + ": " + e.message);
-  for (Document* doc : docs) {
-    doc->linted = TextDocument(overlay[doc->path.string()], doc->text.version());
-    doc->findings = std::move(by_path[doc->path]);
-    doc->due.reset();
-    publish(*doc);
+}
+
+void LanguageServer::apply(LintJob job) {
+  linting_ = false;
+  if (job.error) {
+    // A configuration error (an unknown selector, a broken pyproject.toml): the editor
+    // shows it once; the old findings stay until the configuration is fixed.
+    show_error_once("torchlint: " + *job.error);
+    for (const Deferred& d : deferred_) reply_error(d.id, rpc_error::kRequestFailed, "torchlint: " + *job.error);
+    deferred_.clear();
+    return;
   }
-  double ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  char line[160];
-  std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", docs.size(),
-                project.string().c_str(), run->context_files, ms);
+  for (const auto& problem : job.problems) log(2, problem);
+  for (const auto& [uri, version] : job.documents) {
+    auto it = documents_.find(uri);
+    if (it == documents_.end()) continue;  // closed meanwhile
+    Document& doc = it->second;
+    // Findings of an older text than the one already shown are not worth showing.
+    if (doc.linted && doc.linted->version() > version) continue;
+    doc.linted = TextDocument(std::move(job.texts[doc.path.string()]), version);
+    doc.findings = std::move(job.findings[doc.path]);
+    publish(doc);
+  }
+  char line[200];
+  std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", job.documents.size(),
+                job.project.string().c_str(), job.context_files, job.milliseconds);
   log(4, line);
+  answer_deferred();
+}
+
+bool LanguageServer::fresh(const Document& doc) const {
+  return !doc.lintable || (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text());
+}
+
+bool LanguageServer::defer_until_fresh(const json& id, const std::string& method, const json& params) {
+  json identifier;
+  if (method == "textDocument/codeAction" || method == "textDocument/hover") {
+    identifier = params.at("textDocument");
+  } else if (method == "workspace/executeCommand" && params.contains("arguments") && params["arguments"].is_array() &&
+             !params["arguments"].empty()) {
+    const json& first = params["arguments"][0];
+    identifier = first.is_string() ? json{{"uri", first}} : first;
+  } else {
+    return false;
+  }
+  if (!identifier.is_object() || !identifier.contains("uri") || !identifier["uri"].is_string()) return false;
+  Document* doc = document(identifier);
+  if (!doc || fresh(*doc)) return false;
+  // The answer needs the findings of the current text: lint it now if nothing else is
+  // pending for the project, and answer once that lint is applied.
+  if (!pending_.contains(doc->project)) schedule(doc->project, Clock::now());
+  deferred_.push_back({id, method, params});
+  return true;
+}
+
+void LanguageServer::answer_deferred() {
+  std::vector<Deferred> waiting;
+  waiting.swap(deferred_);
+  // Through the usual path: one still stale (typed into again) waits once more.
+  for (const Deferred& d : waiting) dispatch(&d.id, d.method, d.params);
 }
 
 std::pair<uint32_t, uint32_t> LanguageServer::byte_range(const TextDocument& text, const Diagnostic& d) const {

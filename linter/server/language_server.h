@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,11 +39,31 @@ struct ServerOptions {
 std::optional<std::filesystem::path> path_from_uri(const std::string& uri);
 std::string uri_from_path(const std::filesystem::path& path);
 
+struct Inbox;
+
+// One project's lint: the editor's texts it was given, and what came out. Built on the
+// main thread, run on a worker, applied on the main thread again.
+struct LintJob {
+  std::filesystem::path project;
+  std::vector<std::pair<std::string, int64_t>> documents;  // URI, version linted
+  std::unordered_map<std::string, std::string> texts;      // by path: the overlay
+  std::vector<std::string> paths;
+  SelectionLayer selection;
+  std::optional<TorchVersion> target_torch;
+  // Results.
+  std::optional<std::string> error;  // the configuration could not be used
+  std::map<std::filesystem::path, std::vector<Diagnostic>> findings;
+  std::vector<std::string> problems;  // files that could not be read
+  size_t context_files = 0;
+  double milliseconds = 0;
+};
+
 class LanguageServer {
  public:
   LanguageServer(std::FILE* in, std::FILE* out, ServerOptions options);
   // Serves until `exit` or until the client goes away; returns the process exit code
-  // (0 after shutdown + exit, 1 otherwise, as the protocol asks).
+  // (0 after shutdown + exit, 1 otherwise, as the protocol asks). A lint may still be
+  // running on its worker thread then: the caller ends the process without waiting.
   int run();
 
  private:
@@ -51,7 +73,6 @@ class LanguageServer {
     std::filesystem::path project;
     TextDocument text;
     bool lintable = false;  // a Python source or notebook
-    std::optional<Clock::time_point> due;  // a lint is pending (debounced) until then
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;
     std::vector<Diagnostic> findings;
@@ -59,6 +80,9 @@ class LanguageServer {
 
   // Message handling.
   void handle_frame(const Frame& frame, const std::set<std::string>& cancelled);
+  // Runs a request's or notification's handler (id null: a notification); a handler's
+  // exception becomes a JSON-RPC error (or a log line), never the end of the server.
+  void dispatch(const nlohmann::json* id, const std::string& method, const nlohmann::json& params);
   void handle_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
   void handle_notification(const std::string& method, const nlohmann::json& params);
   nlohmann::json initialize(const nlohmann::json& params);
@@ -71,12 +95,18 @@ class LanguageServer {
   void did_close(const nlohmann::json& params);
   Document* document(const nlohmann::json& text_document_identifier);
 
-  // Linting: every open document of a project at once, from the editor's texts.
+  // Linting: every open document of a project at once, from the editor's texts, on a
+  // worker thread (one lint at a time), so that messages are answered meanwhile.
   void schedule(const std::filesystem::path& project, Clock::time_point when);
   void schedule_all(Clock::time_point when);
   void lint_due(Clock::time_point now);
-  void lint_project(const std::filesystem::path& project);
-  void ensure_fresh(Document& doc);  // before answering about its findings
+  void apply(LintJob job);
+  // Whether the document's findings are those of its current text.
+  bool fresh(const Document& doc) const;
+  // Requests about a document whose text changed since its last lint wait for the next
+  // one (or for their cancellation); true when `method` was put off that way.
+  bool defer_until_fresh(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
+  void answer_deferred();
   void publish(const Document& doc);
   nlohmann::json to_lsp(const Document& doc, const Diagnostic& d) const;
   nlohmann::json lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const;
@@ -105,6 +135,14 @@ class LanguageServer {
   std::map<std::string, Document> documents_;  // by URI
   std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
   std::set<std::string> shown_errors_;
+  std::shared_ptr<Inbox> inbox_;
+  bool linting_ = false;  // a LintJob is on the worker
+  struct Deferred {
+    nlohmann::json id;
+    std::string method;
+    nlohmann::json params;
+  };
+  std::vector<Deferred> deferred_;
   int64_t next_request_id_ = 1;
   bool initialized_ = false, shutdown_ = false, exit_ = false;
 };

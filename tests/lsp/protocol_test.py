@@ -145,6 +145,20 @@ def open_change_fix_cycle(env):
 
 
 @test
+def requests_wait_for_the_current_text(env):
+    c = env.client()
+    text, m = env.open_train(c)
+    line = m["params"]["diagnostics"][0]["range"]["start"]["line"]
+    # The fix typed in, and code actions asked for at once: the answer is about the new
+    # text (no TL304 left to fix), not the findings of the old one.
+    rng = full_range_of(text, "torch.load(path)")
+    c.change(env.train, 2, [{"range": rng, "text": "torch.load(path, weights_only=True)"}])
+    r = c.code_actions(env.train, line)
+    assert r["result"] == [], [a["title"] for a in r["result"]]
+    assert c.close() == 0
+
+
+@test
 def hover_shows_the_rule_doc(env):
     c = env.client()
     _, m = env.open_train(c)
@@ -296,8 +310,15 @@ def large_file_and_cancellation(env):
     rid, hover = c.request("textDocument/hover", {"textDocument": {"uri": uri(big)},
                                                   "position": {"line": 0, "character": 0}}, send=False)
     c.send_raw(c.frame(hover) + c.frame({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}}))
+    # The lint runs on a worker: other requests are answered meanwhile.
+    asked = time.monotonic()
+    assert c.code_actions(os.path.join(env.project, "ghost.py"), 0)["result"] == []
+    answered = time.monotonic() - asked
     _, m = c.diagnostics(big, timeout=120)
-    print(f"    10 MB file: first diagnostics after {time.monotonic() - started:.2f} s")
+    linted = time.monotonic() - started
+    print(f"    10 MB file: first diagnostics after {linted:.2f} s; a request during the lint answered in "
+          f"{answered * 1000:.0f} ms")
+    assert answered < linted / 2, "the server did not answer while it linted"
     assert codes(m) == ["TL304"], codes(m)
     r = c.response(rid)
     expect_error(r, CANCELLED)
