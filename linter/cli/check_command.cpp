@@ -131,6 +131,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   options.target_torch = run.target_torch;
   options.jobs = request.jobs;
   options.overlay = request.overlay;
+  options.memos = request.parse_memos;
   if (run.config) options.per_file_ignores = run.config->per_file_ignores;
   for (const auto& [pattern, selectors] : options.per_file_ignores) {
     for (const auto& s : selectors) {

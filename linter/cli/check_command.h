@@ -31,6 +31,7 @@ struct CheckRequest {
   // Unsaved editor buffers by absolute normal path, linted instead of the files on disk
   // (and given as paths even before they exist there): `torchlint server`.
   const std::unordered_map<std::string, std::string>* overlay = nullptr;
+  const std::unordered_map<std::string, ParseMemo*>* parse_memos = nullptr;  // of the overlay's files
 };
 
 struct CheckRun {

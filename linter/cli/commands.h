@@ -83,6 +83,7 @@ class ServerCommand {
  private:
   CLI::App* command_ = nullptr;
   unsigned debounce_ms_ = 100;
+  bool full_reparse_ = false;
 };
 
 }  // namespace torchlint::cli

@@ -13,6 +13,8 @@ ServerCommand::ServerCommand(CLI::App& app) {
   command_->add_option("--debounce-ms", debounce_ms_,
                        "Milliseconds an edit waits for the next one before the file is linted again (default 100)")
       ->check(CLI::Range(0u, 10000u));
+  command_->add_flag("--full-reparse", full_reparse_,
+                     "Parse every edited file from scratch instead of from its previous tree (for comparison)");
 }
 
 int ServerCommand::run() const {
@@ -22,6 +24,7 @@ int ServerCommand::run() const {
   server::ServerOptions options;
   options.version = TORCHLINT_VERSION;
   options.debounce = std::chrono::milliseconds(debounce_ms_);
+  options.incremental_parse = !full_reparse_;
   server::LanguageServer server(stdin, stdout, options);
   int code = server.run();
   // A lint may still be running on its worker thread (a large file when the editor quit):

@@ -71,12 +71,13 @@ void unused_suppressions(const Slot& slot, const RuleRegistry& registry, std::ve
   }
 }
 
-// The editor's text for `path`, when the caller gave one.
-const std::string* overlay_text(const LintOptions& options, const std::filesystem::path& path) {
-  if (!options.overlay || options.overlay->empty()) return nullptr;
+// The value the caller gave for `path` in `map` (keyed by absolute normal path), if any.
+template <typename Map>
+const typename Map::mapped_type* given_for(const Map* map, const std::filesystem::path& path) {
+  if (!map || map->empty()) return nullptr;
   std::error_code ec;
-  auto it = options.overlay->find(std::filesystem::absolute(path, ec).lexically_normal().string());
-  return it == options.overlay->end() ? nullptr : &it->second;
+  auto it = map->find(std::filesystem::absolute(path, ec).lexically_normal().string());
+  return it == map->end() ? nullptr : &it->second;
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         if (path_matches(pattern, f.relative)) slot.enabled = without(registry, slot.enabled, selectors);
       }
       std::string error;
-      const std::string* unsaved = overlay_text(options, f.path);
+      const std::string* unsaved = given_for(options.overlay, f.path);
       auto source = unsaved ? std::optional<SourceFile>(std::in_place, f.display, *unsaved)
                             : SourceFile::read(f.path.string(), error, f.display);
       if (!source) {
@@ -111,6 +112,7 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       ao.target_torch = options.target_torch;
       ao.relative_path = f.relative;
       ao.module = module_name_for(f.relative);
+      if (auto memo = given_for(options.memos, f.path)) ao.memo = *memo;
       std::optional<FileResult> cached;
       uint64_t key = 0;
       const ResultCache* cache = unsaved ? nullptr : options.cache;

@@ -47,6 +47,7 @@ void run_lint(LintJob& job) {
   request.target_torch = job.target_torch;
   request.use_cache = true;  // the unchanged files of the project: their facts from the cache
   request.overlay = &job.texts;
+  request.parse_memos = &job.memos;
   std::string error;
   auto run = cli::run_check(request, error);
   if (!run) {
@@ -488,6 +489,10 @@ void LanguageServer::lint_due(Clock::time_point now) {
       job.texts.emplace(doc.path.string(), doc.text.text());
       job.paths.push_back(doc.path.string());
       job.documents.emplace_back(uri, doc.text.version());
+      if (options_.incremental_parse) {
+        job.memos.emplace(doc.path.string(), doc.memo.get());
+        job.memo_owners.push_back(doc.memo);
+      }
     }
     if (job.documents.empty()) return;
     job.selection = selection_;

@@ -20,6 +20,7 @@
 
 #include "core/config.h"
 #include "core/diagnostic.h"
+#include "core/lint_session.h"
 #include "core/rule_selection.h"
 #include "json_rpc.h"
 #include "text_document.h"
@@ -32,6 +33,8 @@ struct ServerOptions {
   std::string version;  // reported in serverInfo
   // Edits wait this long for the next keystroke before the file is linted again.
   std::chrono::milliseconds debounce{100};
+  // Re-parse an edited file from its previous tree (false: from scratch, for comparison).
+  bool incremental_parse = true;
 };
 
 // Converts between `file://` URIs and paths (percent-encoding per RFC 3986). Null for
@@ -47,6 +50,10 @@ struct LintJob {
   std::filesystem::path project;
   std::vector<std::pair<std::string, int64_t>> documents;  // URI, version linted
   std::unordered_map<std::string, std::string> texts;      // by path: the overlay
+  // The documents' parse memos (incremental parsing), by path; kept alive by `memo_owners`
+  // should a document be closed during the lint.
+  std::unordered_map<std::string, ParseMemo*> memos;
+  std::vector<std::shared_ptr<ParseMemo>> memo_owners;
   std::vector<std::string> paths;
   SelectionLayer selection;
   std::optional<TorchVersion> target_torch;
@@ -73,6 +80,7 @@ class LanguageServer {
     std::filesystem::path project;
     TextDocument text;
     bool lintable = false;  // a Python source or notebook
+    std::shared_ptr<ParseMemo> memo = std::make_shared<ParseMemo>();  // the last parse
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;
     std::vector<Diagnostic> findings;
