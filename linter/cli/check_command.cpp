@@ -215,6 +215,13 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
 
 std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error) {
   Baseline baseline = make_baseline(run.outcome.diagnostics, sources_of(run.outcome), fs::absolute(file).parent_path());
+  if (!save_baseline(baseline, file, error)) return std::nullopt;
+  size_t n = 0;
+  for (const auto& e : baseline.entries) n += e.count;
+  return n;
+}
+
+bool save_baseline(const Baseline& baseline, const std::string& file, std::string& error) {
   std::string text = serialize_baseline(baseline);
   // Write-then-rename so an interrupted run never leaves half a baseline.
   fs::path target(file), tmp = target;
@@ -224,18 +231,16 @@ std::optional<size_t> write_baseline(const CheckRun& run, const std::string& fil
     out << text;
     if (!out) {
       error = "cannot write " + tmp.string();
-      return std::nullopt;
+      return false;
     }
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
     error = "cannot write " + file + ": " + ec.message();
-    return std::nullopt;
+    return false;
   }
-  size_t n = 0;
-  for (const auto& e : baseline.entries) n += e.count;
-  return n;
+  return true;
 }
 
 }  // namespace torchlint::cli

@@ -49,6 +49,10 @@ struct CheckRun {
 // Writes every current finding of `run` to a baseline file; returns the entry count.
 std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error);
 
+// Writes a baseline file (write-then-rename, so an interrupted write never leaves half a
+// baseline). False, with `error` set, when it cannot be written.
+bool save_baseline(const Baseline& baseline, const std::string& file, std::string& error);
+
 // The registry of every rule in this build (built once).
 const RuleRegistry& registry();
 

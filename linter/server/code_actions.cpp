@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "cli/check_command.h"
+#include "core/baseline.h"
 #include "core/fixes.h"
 #include "language_server.h"
 
@@ -15,6 +16,7 @@ namespace {
 
 constexpr const char* kFixAllKind = "source.fixAll.torchlint";
 constexpr const char* kFixAllCommand = "torchlint.fixAll";
+constexpr const char* kAddToBaselineCommand = "torchlint.addToBaseline";
 
 // Where an existing `# noqa: CODES` list on `line` ends (to append a code to it), or npos.
 // A blanket `# noqa` (no list) is reported as `blanket`: it already suppresses everything.
@@ -93,6 +95,15 @@ json LanguageServer::code_actions(const json& params) {
                          {"diagnostics", {diagnostic}},
                          {"edit", {{"changes", {{doc->uri, edits}}}}}});
     }
+    if (auto baseline = baseline_for(doc->project)) {
+      // A command, not an edit: the baseline is a file of its own, written by the server.
+      json arguments = {doc->uri, d.code, diagnostic["range"]["start"]};
+      std::string title = "Add " + d.code + " to the baseline (" + baseline->filename().string() + ")";
+      actions.push_back({{"title", title},
+                         {"kind", "quickfix"},
+                         {"diagnostics", {diagnostic}},
+                         {"command", {{"title", title}, {"command", kAddToBaselineCommand}, {"arguments", arguments}}}});
+    }
     if (auto edit = suppress_edit(*doc, d)) {
       actions.push_back({{"title", "Suppress " + d.code + " on this line"},
                          {"kind", "quickfix"},
@@ -163,8 +174,56 @@ std::optional<json> LanguageServer::fix_all_edit(Document& doc) {
   return json{{"changes", {{doc.uri, json::array({edit})}}}};
 }
 
+std::optional<std::filesystem::path> LanguageServer::baseline_for(const std::filesystem::path& project) const {
+  if (!baseline_) return std::nullopt;
+  std::filesystem::path file(*baseline_);
+  return (file.is_absolute() ? file : project / file).lexically_normal();
+}
+
+json LanguageServer::add_to_baseline(const json& args) {
+  // Arguments, as the code action gives them: the document's URI, the rule, and the
+  // finding's start position.
+  if (!args.is_array() || args.size() < 3) {
+    throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline needs a document, a rule and a position");
+  }
+  Document* doc = document(json{{"uri", args[0]}});
+  if (!doc || !doc->linted) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: the document is not open");
+  auto file = baseline_for(doc->project);
+  if (!file) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no `baseline` in initializationOptions");
+  const std::string code = args[1].get<std::string>();
+  const Diagnostic* finding = nullptr;
+  for (const Diagnostic& d : doc->findings) {
+    if (d.code == code && to_lsp(*doc, d)["range"]["start"] == args[2]) finding = &d;
+  }
+  if (!finding) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no " + code + " finding there");
+  // The entry as `check --write-baseline` would write it, merged into the file's entries.
+  SourceFile source(finding->path, doc->linted->text());
+  Baseline added = make_baseline({*finding}, {{finding->path, &source}}, file->parent_path());
+  Baseline baseline;
+  std::string error;
+  std::error_code ec;
+  if (std::filesystem::exists(*file, ec)) {
+    auto existing = read_baseline(*file, error);
+    if (!existing) throw RequestError(rpc_error::kRequestFailed, "torchlint: " + error);
+    baseline = std::move(*existing);
+  }
+  for (const BaselineEntry& entry : added.entries) {
+    auto at = std::lower_bound(baseline.entries.begin(), baseline.entries.end(), entry,
+                               [](const BaselineEntry& a, const BaselineEntry& b) { return a.key() < b.key(); });
+    if (at != baseline.entries.end() && at->key() == entry.key()) {
+      at->count += entry.count;
+    } else {
+      baseline.entries.insert(at, entry);
+    }
+  }
+  if (!cli::save_baseline(baseline, file->string(), error)) throw RequestError(rpc_error::kRequestFailed, "torchlint: " + error);
+  schedule(doc->project, Clock::now());  // the finding is known debt now: publish without it
+  return nullptr;
+}
+
 json LanguageServer::execute_command(const json& params) {
   const std::string command = params.at("command").get<std::string>();
+  if (command == kAddToBaselineCommand) return add_to_baseline(params.at("arguments"));
   if (command != kFixAllCommand) throw RequestError(rpc_error::kInvalidParams, "unknown command " + command);
   // Arguments: the document, as a URI or a TextDocumentIdentifier.
   const json& args = params.at("arguments");

@@ -48,6 +48,7 @@ void run_lint(LintJob& job) {
   request.use_cache = true;  // the unchanged files of the project: their facts from the cache
   request.overlay = &job.texts;
   request.parse_memos = &job.memos;
+  request.baseline = job.baseline;
   std::string error;
   auto run = cli::run_check(request, error);
   if (!run) {
@@ -367,7 +368,7 @@ json LanguageServer::initialize(const json& params) {
       {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
       {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.torchlint"}}}},
       {"hoverProvider", true},
-      {"executeCommandProvider", {{"commands", {"torchlint.fixAll"}}}},
+      {"executeCommandProvider", {{"commands", {"torchlint.fixAll", "torchlint.addToBaseline"}}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "torchlint"}, {"version", options_.version}}}};
 }
@@ -384,6 +385,9 @@ void LanguageServer::read_initialization_options(const json& options) {
     } else {
       show_error_once("initializationOptions: target-torch `" + text + "` is not a version like 2.4");
     }
+  }
+  if (options.contains("baseline") && options["baseline"].is_string() && !options["baseline"].get<std::string>().empty()) {
+    baseline_ = options["baseline"].get<std::string>();
   }
   for (const char* key : {"debounce-ms", "debounceMs"}) {
     if (options.contains(key) && options[key].is_number_unsigned()) {
@@ -497,6 +501,10 @@ void LanguageServer::lint_due(Clock::time_point now) {
     if (job.documents.empty()) return;
     job.selection = selection_;
     job.target_torch = target_torch_;
+    std::error_code ec;
+    if (auto baseline = baseline_for(job.project); baseline && fs::is_regular_file(*baseline, ec)) {
+      job.baseline = baseline->string();
+    }
     linting_ = true;
     std::thread([inbox = inbox_, job = std::move(job)]() mutable {
       run_lint(job);

@@ -57,6 +57,7 @@ struct LintJob {
   std::vector<std::string> paths;
   SelectionLayer selection;
   std::optional<TorchVersion> target_torch;
+  std::optional<std::string> baseline;  // known findings to leave out (an existing file)
   // Results.
   std::optional<std::string> error;  // the configuration could not be used
   std::map<std::filesystem::path, std::vector<Diagnostic>> findings;
@@ -126,6 +127,10 @@ class LanguageServer {
   nlohmann::json execute_command(const nlohmann::json& params);
   std::optional<nlohmann::json> fix_all_edit(Document& doc);
   std::optional<nlohmann::json> suppress_edit(const Document& doc, const Diagnostic& d) const;
+  nlohmann::json add_to_baseline(const nlohmann::json& arguments);
+  // The baseline file for a project (initializationOptions `baseline`, relative to the
+  // project root); null when none was configured.
+  std::optional<std::filesystem::path> baseline_for(const std::filesystem::path& project) const;
 
   // Output.
   void reply(const nlohmann::json& id, nlohmann::json result);
@@ -140,6 +145,7 @@ class LanguageServer {
   PositionEncoding encoding_ = PositionEncoding::kUtf16;
   SelectionLayer selection_;  // initializationOptions, over the configuration files
   std::optional<TorchVersion> target_torch_;
+  std::optional<std::string> baseline_;  // initializationOptions `baseline`
   std::map<std::string, Document> documents_;  // by URI
   std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
   std::set<std::string> shown_errors_;

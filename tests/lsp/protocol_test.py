@@ -2,6 +2,7 @@
 Usage: protocol_test.py TORCHLINT_BINARY SOURCE_DIR
 Each test starts its own server on a fresh copy of tests/lsp/project; the server must
 answer every request, report errors the JSON-RPC way, and never crash or hang."""
+import json
 import os
 import shutil
 import signal
@@ -183,6 +184,33 @@ def fix_all_command(env):
     fixed = apply_edits(text, apply["params"]["edit"]["changes"][uri(env.train)])
     assert "torch.load(path, weights_only=True)" in fixed
     expect_error(c.call("workspace/executeCommand", {"command": "no.such.command", "arguments": []}), INVALID_PARAMS)
+    assert c.close() == 0
+
+
+@test
+def add_to_baseline(env):
+    c = env.client({"baseline": "torchlint-baseline.json"})
+    _, m = env.open_train(c)
+    line = m["params"]["diagnostics"][0]["range"]["start"]["line"]
+    action = next(a for a in c.code_actions(env.train, line)["result"] if a["title"].startswith("Add TL304 to the baseline"))
+    command = action["command"]
+    assert c.call("workspace/executeCommand", {"command": command["command"], "arguments": command["arguments"]}) \
+        .get("result", "error") is None
+    # The finding is known debt now: published again without it, and written as
+    # `check --write-baseline` writes it, so the command line agrees.
+    _, m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                  and m["params"]["uri"] == uri(env.train) and codes(m) == [], what="diagnostics without TL304")
+    baseline = os.path.join(env.project, "torchlint-baseline.json")
+    with open(baseline, encoding="utf-8") as f:
+        entries = json.load(f)["entries"]
+    assert [(e["rule"], e["path"], e["count"]) for e in entries] == [("TL304", "train.py", 1)], entries
+    check = subprocess.run([BINARY, "check", "train.py", "--baseline", "torchlint-baseline.json", "--no-cache"],
+                           cwd=env.project, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    # A finding that is not there: an error, and the file is left alone.
+    r = c.call("workspace/executeCommand", {"command": "torchlint.addToBaseline",
+                                            "arguments": [uri(env.train), "TL401", {"line": 0, "character": 0}]})
+    expect_error(r, INVALID_PARAMS)
     assert c.close() == 0
 
 
