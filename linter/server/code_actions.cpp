@@ -120,6 +120,8 @@ json LanguageServer::code_actions(const json& params) {
 }
 
 std::optional<json> LanguageServer::suppress_edit(const Document& doc, const Diagnostic& d) const {
+  // A notebook's lines are JSON strings: a comment appended there would break the file.
+  if (doc.path.extension() == ".ipynb" || d.start.line == 0) return std::nullopt;
   const TextDocument& text = *doc.linted;
   uint32_t line_index = d.start.line - 1;
   std::string_view line = text.line(line_index);

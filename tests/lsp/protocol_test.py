@@ -354,6 +354,25 @@ def large_file_and_cancellation(env):
 
 
 @test
+def notebook_opened_as_text(env):
+    c = env.client()
+    nb = os.path.join(env.project, "explore.ipynb")
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+            "source": ["import torch\n", "state = torch.load('w.pt')\n"]}
+    text = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    c.open(nb, text)
+    _, m = c.diagnostics(nb)
+    assert codes(m) == ["TL304"], codes(m)
+    # Positions point into the JSON file, at the cell's line.
+    line = m["params"]["diagnostics"][0]["range"]["start"]["line"]
+    assert "torch.load" in text.split("\n")[line], text.split("\n")[line]
+    # No edit that would put a Python comment into the JSON.
+    titles = [a["title"] for a in c.code_actions(nb, line)["result"]]
+    assert not any(t.startswith("Suppress") for t in titles), titles
+    assert c.close() == 0
+
+
+@test
 def client_disappears(env):
     # stdin closed without shutdown/exit: the server ends on its own, with code 1.
     c = env.client()
