@@ -334,6 +334,12 @@ void LanguageServer::handle_notification(const std::string& method, const json& 
     did_save(params);
   } else if (method == "textDocument/didClose") {
     did_close(params);
+  } else if (method == "notebookDocument/didOpen") {
+    notebook_did_open(params);
+  } else if (method == "notebookDocument/didChange") {
+    notebook_did_change(params);
+  } else if (method == "notebookDocument/didClose") {
+    notebook_did_close(params);
   } else if (method == "workspace/didChangeWatchedFiles" || method == "workspace/didChangeConfiguration") {
     // A file changed outside the editor (a `git checkout`, a configuration edit): every
     // open project may see different facts or settings now.
@@ -368,6 +374,8 @@ json LanguageServer::initialize(const json& params) {
       {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
       {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.torchlint"}}}},
       {"hoverProvider", true},
+      {"notebookDocumentSync",
+       {{"notebookSelector", {{{"notebook", {{"notebookType", "jupyter-notebook"}}}, {"cells", {{{"language", "python"}}}}}}}}},
       {"executeCommandProvider", {{"commands", {"torchlint.fixAll", "torchlint.addToBaseline"}}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "torchlint"}, {"version", options_.version}}}};
@@ -422,7 +430,13 @@ void LanguageServer::did_change(const json& params) {
     log(2, "didChange for a document that is not open: " + params["textDocument"].value("uri", ""));
     return;
   }
-  for (const auto& change : params.at("contentChanges")) {
+  apply_changes(*doc, params["textDocument"], params.at("contentChanges"));
+  if (doc->lintable) schedule(doc->project, Clock::now() + options_.debounce);
+}
+
+void LanguageServer::apply_changes(Document& document, const json& identifier, const json& changes) {
+  Document* doc = &document;
+  for (const auto& change : changes) {
     if (!change.contains("range")) {
       doc->text.replace_all(change.at("text").get<std::string>());
       continue;
@@ -434,10 +448,9 @@ void LanguageServer::did_change(const json& params) {
       log(2, "didChange range ends before it starts; change ignored");
     }
   }
-  if (params["textDocument"].contains("version") && params["textDocument"]["version"].is_number_integer()) {
-    doc->text.set_version(params["textDocument"]["version"].get<int64_t>());
+  if (identifier.contains("version") && identifier["version"].is_number_integer()) {
+    doc->text.set_version(identifier["version"].get<int64_t>());
   }
-  if (doc->lintable) schedule(doc->project, Clock::now() + options_.debounce);
 }
 
 void LanguageServer::did_save(const json& params) {
@@ -498,7 +511,8 @@ void LanguageServer::lint_due(Clock::time_point now) {
         job.memo_owners.push_back(doc.memo);
       }
     }
-    if (job.documents.empty()) return;
+    add_notebooks(job);
+    if (job.documents.empty() && job.notebooks.empty()) return;
     job.selection = selection_;
     job.target_torch = target_torch_;
     std::error_code ec;
@@ -537,6 +551,7 @@ void LanguageServer::apply(LintJob job) {
     doc.findings = std::move(job.findings[doc.path]);
     publish(doc);
   }
+  for (const auto& part : job.notebooks) publish_notebook(part, job.findings[fs::path(part.path)]);
   char line[200];
   std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", job.documents.size(),
                 job.project.string().c_str(), job.context_files, job.milliseconds);
@@ -587,8 +602,7 @@ json LanguageServer::lsp_range(const TextDocument& text, uint32_t begin, uint32_
   return {{"start", {{"line", a.line}, {"character", a.character}}}, {"end", {{"line", b.line}, {"character", b.character}}}};
 }
 
-json LanguageServer::to_lsp(const Document& doc, const Diagnostic& d) const {
-  const TextDocument& text = *doc.linted;
+json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d) const {
   auto [begin, end] = byte_range(text, d);
   json out = {{"range", lsp_range(text, begin, end)},
               {"severity", d.severity == Severity::kError ? 1 : d.severity == Severity::kWarning ? 2 : 3},
@@ -602,7 +616,7 @@ json LanguageServer::to_lsp(const Document& doc, const Diagnostic& d) const {
 
 void LanguageServer::publish(const Document& doc) {
   json diagnostics = json::array();
-  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(doc, d));
+  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(*doc.linted, d));
   notify("textDocument/publishDiagnostics",
          {{"uri", doc.uri}, {"version", doc.linted->version()}, {"diagnostics", std::move(diagnostics)}});
 }

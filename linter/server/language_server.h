@@ -58,6 +58,18 @@ struct LintJob {
   SelectionLayer selection;
   std::optional<TorchVersion> target_torch;
   std::optional<std::string> baseline;  // known findings to leave out (an existing file)
+  // Notebooks synchronised cell by cell: linted as one module (its code cells in order, at
+  // `path`, which exists only in the overlay), reported per cell.
+  struct NotebookCell {
+    std::string uri;
+    uint32_t first_line = 1;  // in the module, 1-based
+    std::string text;
+  };
+  struct NotebookPart {
+    std::string path;
+    std::vector<NotebookCell> cells;
+  };
+  std::vector<NotebookPart> notebooks;
   // Results.
   std::optional<std::string> error;  // the configuration could not be used
   std::map<std::filesystem::path, std::vector<Diagnostic>> findings;
@@ -102,6 +114,14 @@ class LanguageServer {
   void did_change(const nlohmann::json& params);
   void did_save(const nlohmann::json& params);
   void did_close(const nlohmann::json& params);
+  void apply_changes(Document& doc, const nlohmann::json& identifier, const nlohmann::json& changes);
+  // notebookDocument/* (notebooks.cpp).
+  void open_cell(const nlohmann::json& text_document_item);
+  void notebook_did_open(const nlohmann::json& params);
+  void notebook_did_change(const nlohmann::json& params);
+  void notebook_did_close(const nlohmann::json& params);
+  void add_notebooks(LintJob& job) const;
+  void publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings);
   Document* document(const nlohmann::json& text_document_identifier);
 
   // Linting: every open document of a project at once, from the editor's texts, on a
@@ -117,7 +137,7 @@ class LanguageServer {
   bool defer_until_fresh(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
   void answer_deferred();
   void publish(const Document& doc);
-  nlohmann::json to_lsp(const Document& doc, const Diagnostic& d) const;
+  nlohmann::json to_lsp(const TextDocument& text, const Diagnostic& d) const;
   nlohmann::json lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const;
   std::pair<uint32_t, uint32_t> byte_range(const TextDocument& text, const Diagnostic& d) const;
 
@@ -146,7 +166,12 @@ class LanguageServer {
   SelectionLayer selection_;  // initializationOptions, over the configuration files
   std::optional<TorchVersion> target_torch_;
   std::optional<std::string> baseline_;  // initializationOptions `baseline`
-  std::map<std::string, Document> documents_;  // by URI
+  std::map<std::string, Document> documents_;  // by URI (notebook cells too, not lintable)
+  struct Notebook {
+    std::filesystem::path path, project;
+    std::vector<std::pair<std::string, bool>> cells;  // every cell in order: URI, is code
+  };
+  std::map<std::string, Notebook> notebooks_;  // by URI
   std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
   std::set<std::string> shown_errors_;
   std::shared_ptr<Inbox> inbox_;

@@ -84,6 +84,7 @@ def lifecycle_and_capabilities(env):
     assert caps["textDocumentSync"]["change"] == 2
     assert caps["hoverProvider"] is True
     assert "torchlint.fixAll" in caps["executeCommandProvider"]["commands"]
+    assert caps["notebookDocumentSync"]["notebookSelector"][0]["notebook"]["notebookType"] == "jupyter-notebook"
     expect_error(c.call("initialize", {"capabilities": {}}), INVALID_REQUEST)  # only once
     assert c.call("shutdown")["result"] is None
     expect_error(c.call("textDocument/hover", {}), INVALID_REQUEST)  # after shutdown
@@ -369,6 +370,49 @@ def notebook_opened_as_text(env):
     # No edit that would put a Python comment into the JSON.
     titles = [a["title"] for a in c.code_actions(nb, line)["result"]]
     assert not any(t.startswith("Suppress") for t in titles), titles
+    assert c.close() == 0
+
+
+@test
+def notebook_synchronised_by_cell(env):
+    c = env.client()
+    nb_uri = uri(os.path.join(env.project, "explore.ipynb"))
+    cells = [("cell1", 2, "%matplotlib inline\nimport torch\n"), ("md", 1, "# Notes"),
+             ("cell2", 2, "model = torch.nn.Linear(2, 2)\nstate = torch.load('w.pt')")]
+    cell_uri = {name: nb_uri.replace("file://", "vscode-notebook-cell://") + "#" + name for name, _, _ in cells}
+    c.notify("notebookDocument/didOpen", {
+        "notebookDocument": {"uri": nb_uri, "notebookType": "jupyter-notebook", "version": 1,
+                             "cells": [{"kind": kind, "document": cell_uri[name]} for name, kind, _ in cells]},
+        "cellTextDocuments": [{"uri": cell_uri[name], "languageId": "python" if kind == 2 else "markdown",
+                               "version": 1, "text": text} for name, kind, text in cells]})
+
+    def cell_diagnostics(name):
+        return c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                      and m["params"]["uri"] == cell_uri[name], what=f"diagnostics of {name}")[1]
+    first, second = cell_diagnostics("cell1"), cell_diagnostics("cell2")
+    assert codes(first) == [], codes(first)  # the magic is not a parse error
+    assert codes(second) == ["TL304"], codes(second)
+    assert second["params"]["diagnostics"][0]["range"]["start"] == {"line": 1, "character": 8}
+    # The fix typed into the second cell (an incremental change of its text).
+    c.notify("notebookDocument/didChange", {
+        "notebookDocument": {"uri": nb_uri, "version": 2},
+        "change": {"cells": {"textContent": [{"document": {"uri": cell_uri["cell2"], "version": 2}, "changes": [
+            {"range": {"start": {"line": 1, "character": 25}, "end": {"line": 1, "character": 25}},
+             "text": ", weights_only=True"}]}]}}})
+    second = cell_diagnostics("cell2")
+    assert codes(second) == [], codes(second)
+    # A new cell inserted at the top with a finding of its own.
+    c.notify("notebookDocument/didChange", {
+        "notebookDocument": {"uri": nb_uri, "version": 3},
+        "change": {"cells": {"structure": {
+            "array": {"start": 0, "deleteCount": 0, "cells": [{"kind": 2, "document": cell_uri["cell1"] + "0"}]},
+            "didOpen": [{"uri": cell_uri["cell1"] + "0", "languageId": "python", "version": 1,
+                         "text": "import torch\nx = torch.load('a.pt')\n"}]}}}})
+    new = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                 and m["params"]["uri"] == cell_uri["cell1"] + "0", what="diagnostics of the new cell")[1]
+    assert codes(new) == ["TL304"] and new["params"]["diagnostics"][0]["range"]["start"]["line"] == 1, new
+    c.notify("notebookDocument/didClose", {"notebookDocument": {"uri": nb_uri},
+                                           "cellTextDocuments": [{"uri": u} for u in cell_uri.values()]})
     assert c.close() == 0
 
 
