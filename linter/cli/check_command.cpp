@@ -157,9 +157,10 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   discovery.extensions.insert(discovery.extensions.end(), cpp_extensions.begin(), cpp_extensions.end());
   if (run.config) discovery.exclude = run.config->exclude;
   if (request.overlay) {
-    discovery.in_memory = [overlay = request.overlay](const fs::path& p) {
+    discovery.unsaved_text = [overlay = request.overlay](const fs::path& p) -> const std::string* {
       std::error_code ec;
-      return overlay->contains(fs::absolute(p, ec).lexically_normal().string());
+      auto it = overlay->find(fs::absolute(p, ec).lexically_normal().string());
+      return it == overlay->end() ? nullptr : &it->second;
     };
   }
   std::vector<FileError> errors;
@@ -184,7 +185,13 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     context.extensions = python.extensions();
     context.external_package = [](std::string_view top) { return python::api::is_external_package(top); };
     bool truncated = false;
-    auto more = discover_context_files(files, context, kMaxContextFiles, truncated);
+    std::vector<DiscoveredFile> more;
+    if (request.context_memo && request.context_memo->key == request.context_key) {
+      more = request.context_memo->files;
+    } else {
+      more = discover_context_files(files, context, kMaxContextFiles, truncated);
+      if (request.context_memo) *request.context_memo = {request.context_key, more};
+    }
     run.context_files = more.size();
     files.insert(files.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }

@@ -14,6 +14,15 @@
 
 namespace torchlint::cli {
 
+// The project's context files found for a lint, kept by a caller that lints the same
+// project again and again (the language server): walking and reading a large project to
+// find who imports whom costs more than linting the edited file. Re-used while `key`
+// (the caller's summary of what could change the answer) is the same.
+struct ContextMemo {
+  std::optional<uint64_t> key;
+  std::vector<DiscoveredFile> files;
+};
+
 struct CheckRequest {
   std::vector<std::string> paths;
   SelectionLayer selection;  // from the command line
@@ -32,6 +41,8 @@ struct CheckRequest {
   // (and given as paths even before they exist there): `torchlint server`.
   const std::unordered_map<std::string, std::string>* overlay = nullptr;
   const std::unordered_map<std::string, ParseMemo*>* parse_memos = nullptr;  // of the overlay's files
+  ContextMemo* context_memo = nullptr;  // with context_key: the context of the last run
+  uint64_t context_key = 0;
 };
 
 struct CheckRun {

@@ -37,6 +37,32 @@ struct Inbox {
 
 namespace {
 
+// A summary of what decides a lint's context files besides the disk: the linted paths and
+// their import statements (lines starting with `import` or `from`).
+uint64_t context_key(const LintJob& job, uint64_t disk_generation) {
+  std::hash<std::string_view> hash;
+  uint64_t key = disk_generation * 0x9E3779B97F4A7C15ull;
+  auto mix = [&](std::string_view s) { key = (key ^ hash(s)) * 0x100000001B3ull; };
+  std::vector<std::string> paths = job.paths;
+  std::sort(paths.begin(), paths.end());
+  for (const auto& path : paths) {
+    mix(path);
+    auto text = job.texts.find(path);
+    if (text == job.texts.end()) continue;
+    std::string_view rest = text->second;
+    while (!rest.empty()) {
+      size_t eol = rest.find('\n');
+      std::string_view line = rest.substr(0, eol);
+      rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 1);
+      size_t first = line.find_first_not_of(" \t");
+      if (first == std::string_view::npos) continue;
+      line.remove_prefix(first);
+      if (line.starts_with("import ") || line.starts_with("from ")) mix(line);
+    }
+  }
+  return key;
+}
+
 // Runs one lint (any thread): what `torchlint check` does for the job's paths, with the
 // editor's texts in place of the files.
 void run_lint(LintJob& job) {
@@ -49,6 +75,8 @@ void run_lint(LintJob& job) {
   request.overlay = &job.texts;
   request.parse_memos = &job.memos;
   request.baseline = job.baseline;
+  request.context_memo = job.context.get();
+  request.context_key = job.context_key;
   std::string error;
   auto run = cli::run_check(request, error);
   if (!run) {
@@ -341,6 +369,7 @@ void LanguageServer::handle_notification(const std::string& method, const json& 
   } else if (method == "notebookDocument/didClose") {
     notebook_did_close(params);
   } else if (method == "workspace/didChangeWatchedFiles" || method == "workspace/didChangeConfiguration") {
+    ++disk_generation_;
     // A file changed outside the editor (a `git checkout`, a configuration edit): every
     // open project may see different facts or settings now.
     schedule_all(Clock::now());
@@ -454,6 +483,7 @@ void LanguageServer::apply_changes(Document& document, const json& identifier, c
 }
 
 void LanguageServer::did_save(const json& params) {
+  ++disk_generation_;
   Document* doc = document(params.at("textDocument"));
   if (doc && params.contains("text") && params["text"].is_string()) doc->text.replace_all(params["text"].get<std::string>());
   std::optional<fs::path> path = doc ? std::optional(doc->path) : path_from_uri(params["textDocument"].value("uri", ""));
@@ -468,6 +498,7 @@ void LanguageServer::did_save(const json& params) {
 }
 
 void LanguageServer::did_close(const json& params) {
+  ++disk_generation_;  // its saved text is what the others see now
   auto it = documents_.find(params.at("textDocument").at("uri").get<std::string>());
   if (it == documents_.end()) return;
   bool lintable = it->second.lintable;
@@ -513,6 +544,12 @@ void LanguageServer::lint_due(Clock::time_point now) {
     }
     add_notebooks(job);
     if (job.documents.empty() && job.notebooks.empty()) return;
+    // The context depends on the files on disk and on what the linted texts import: the
+    // key changes with either, and an edit elsewhere in a file re-uses the last context.
+    auto& context = contexts_[job.project];
+    if (!context) context = std::make_shared<cli::ContextMemo>();
+    job.context = context;
+    job.context_key = context_key(job, disk_generation_);
     job.selection = selection_;
     job.target_torch = target_torch_;
     std::error_code ec;

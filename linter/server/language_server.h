@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/check_command.h"
 #include "core/config.h"
 #include "core/diagnostic.h"
 #include "core/lint_session.h"
@@ -54,6 +55,9 @@ struct LintJob {
   // should a document be closed during the lint.
   std::unordered_map<std::string, ParseMemo*> memos;
   std::vector<std::shared_ptr<ParseMemo>> memo_owners;
+  // The project's context files from an earlier lint, valid while `context_key` is the same.
+  std::shared_ptr<cli::ContextMemo> context;
+  uint64_t context_key = 0;
   std::vector<std::string> paths;
   SelectionLayer selection;
   std::optional<TorchVersion> target_torch;
@@ -173,6 +177,10 @@ class LanguageServer {
   };
   std::map<std::string, Notebook> notebooks_;  // by URI
   std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
+  std::map<std::filesystem::path, std::shared_ptr<cli::ContextMemo>> contexts_;  // by project
+  // Bumped by everything that may change which files import which on disk (a save, a file
+  // changed outside the editor, a file opened or closed): the context is found again.
+  uint64_t disk_generation_ = 0;
   std::set<std::string> shown_errors_;
   std::shared_ptr<Inbox> inbox_;
   bool linting_ = false;  // a LintJob is on the worker

@@ -236,6 +236,24 @@ def project_facts_follow_an_unsaved_helper(env):
 
 
 @test
+def a_new_import_brings_its_module_into_the_project_pass(env):
+    # The server re-uses a project's context files between lints of the same imports; a
+    # changed import must find them again.
+    with open(os.path.join(env.project, "helper2.py"), "w", encoding="utf-8") as f:
+        f.write("import torch\n\n\ndef prepare(seed):\n    torch.manual_seed(seed)\n")
+    c = env.client()
+    text = env.text(env.train).replace("    utils.set_seed(0)\n", "    pass\n")
+    c.open(env.train, text)
+    _, m = c.diagnostics(env.train)
+    assert codes(m) == ["TL101", "TL304"], codes(m)
+    edited = text.replace("import utils\n", "import helper2\n").replace("    pass\n", "    helper2.prepare(0)\n")
+    c.change(env.train, 2, [{"text": edited}])
+    _, m = c.diagnostics(env.train, version=2)
+    assert codes(m) == ["TL304"], codes(m)
+    assert c.close() == 0
+
+
+@test
 def initialization_options_select_and_ignore(env):
     c = env.client({"ignore": ["TL304"], "extend-select": ["TL001"]})
     c.open(env.train, env.text(env.train).replace("lr=0.01)", "lr=0.01)  # noqa: TL102"))
