@@ -18,6 +18,8 @@ PACKAGES=(
   python3-torch pre-commit chromium
   # the Debian package test: a fresh Debian 12 root to install the .deb into; dpkg-shlibdeps
   debootstrap dpkg-dev
+  # test-only: a real editor as the client of `torchlint server` (tests/lsp)
+  neovim
 )
 
 missing=()

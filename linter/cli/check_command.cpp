@@ -148,6 +148,8 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   options.target_torch = run.target_torch;
   options.target_torchvision = run.target_torchvision;
   options.jobs = request.jobs;
+  options.overlay = request.overlay;
+  options.memos = request.parse_memos;
   if (run.config) options.per_file_ignores = run.config->per_file_ignores;
   for (const auto& [pattern, selectors] : options.per_file_ignores) {
     for (const auto& s : selectors) {
@@ -172,6 +174,13 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   const auto& cpp_extensions = cpp_source_extensions();
   discovery.extensions.insert(discovery.extensions.end(), cpp_extensions.begin(), cpp_extensions.end());
   if (run.config) discovery.exclude = run.config->exclude;
+  if (request.overlay) {
+    discovery.unsaved_text = [overlay = request.overlay](const fs::path& p) -> const std::string* {
+      std::error_code ec;
+      auto it = overlay->find(fs::absolute(p, ec).lexically_normal().string());
+      return it == overlay->end() ? nullptr : &it->second;
+    };
+  }
   std::vector<FileError> errors;
   std::vector<std::string> paths = request.paths;
   if (paths.empty()) paths.push_back(".");
@@ -194,7 +203,13 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
     context.extensions = python.extensions();
     context.external_package = [](std::string_view top) { return python::api::is_external_package(top); };
     bool truncated = false;
-    auto more = discover_context_files(files, context, kMaxContextFiles, truncated);
+    std::vector<DiscoveredFile> more;
+    if (request.context_memo && request.context_memo->key == request.context_key) {
+      more = request.context_memo->files;
+    } else {
+      more = discover_context_files(files, context, kMaxContextFiles, truncated);
+      if (request.context_memo) *request.context_memo = {request.context_key, more};
+    }
     run.context_files = more.size();
     files.insert(files.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
@@ -225,6 +240,13 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
 
 std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error) {
   Baseline baseline = make_baseline(run.outcome.diagnostics, sources_of(run.outcome), fs::absolute(file).parent_path());
+  if (!save_baseline(baseline, file, error)) return std::nullopt;
+  size_t n = 0;
+  for (const auto& e : baseline.entries) n += e.count;
+  return n;
+}
+
+bool save_baseline(const Baseline& baseline, const std::string& file, std::string& error) {
   std::string text = serialize_baseline(baseline);
   // Write-then-rename so an interrupted run never leaves half a baseline.
   fs::path target(file), tmp = target;
@@ -234,18 +256,16 @@ std::optional<size_t> write_baseline(const CheckRun& run, const std::string& fil
     out << text;
     if (!out) {
       error = "cannot write " + tmp.string();
-      return std::nullopt;
+      return false;
     }
   }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
     error = "cannot write " + file + ": " + ec.message();
-    return std::nullopt;
+    return false;
   }
-  size_t n = 0;
-  for (const auto& e : baseline.entries) n += e.count;
-  return n;
+  return true;
 }
 
 }  // namespace torchlint::cli

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/baseline.h"
@@ -12,6 +13,15 @@
 #include "core/registry.h"
 
 namespace torchlint::cli {
+
+// The project's context files found for a lint, kept by a caller that lints the same
+// project again and again (the language server): walking and reading a large project to
+// find who imports whom costs more than linting the edited file. Re-used while `key`
+// (the caller's summary of what could change the answer) is the same.
+struct ContextMemo {
+  std::optional<uint64_t> key;
+  std::vector<DiscoveredFile> files;
+};
 
 struct CheckRequest {
   std::vector<std::string> paths;
@@ -28,6 +38,12 @@ struct CheckRequest {
   // that one file gets the same findings alone as in a run over its whole project. Off:
   // the paths are the whole project (the rule fixtures, each its own program).
   bool project_context = true;
+  // Unsaved editor buffers by absolute normal path, linted instead of the files on disk
+  // (and given as paths even before they exist there): `torchlint server`.
+  const std::unordered_map<std::string, std::string>* overlay = nullptr;
+  const std::unordered_map<std::string, ParseMemo*>* parse_memos = nullptr;  // of the overlay's files
+  ContextMemo* context_memo = nullptr;  // with context_key: the context of the last run
+  uint64_t context_key = 0;
 };
 
 struct CheckRun {
@@ -46,6 +62,10 @@ struct CheckRun {
 
 // Writes every current finding of `run` to a baseline file; returns the entry count.
 std::optional<size_t> write_baseline(const CheckRun& run, const std::string& file, std::string& error);
+
+// Writes a baseline file (write-then-rename, so an interrupted write never leaves half a
+// baseline). False, with `error` set, when it cannot be written.
+bool save_baseline(const Baseline& baseline, const std::string& file, std::string& error);
 
 // The registry of every rule in this build (built once).
 const RuleRegistry& registry();

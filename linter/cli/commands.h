@@ -76,4 +76,17 @@ class RulesCommand {
   std::string format_ = "text", code_;
 };
 
+// `torchlint server`: the language server, on standard input and output.
+class ServerCommand {
+ public:
+  explicit ServerCommand(CLI::App& app);
+  bool selected() const { return command_->parsed(); }
+  int run() const;
+
+ private:
+  CLI::App* command_ = nullptr;
+  unsigned debounce_ms_ = 100;
+  bool full_reparse_ = false;
+};
+
 }  // namespace torchlint::cli

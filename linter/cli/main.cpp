@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   cli::AuditCommand audit_cmd(app);
   cli::RulesCommand rules_cmd(app);
   cli::CkptCommand ckpt_cmd(app);
+  cli::ServerCommand server_cmd(app);
 
   // `torchlint` alone, `torchlint help` and `torchlint help CMD`: the help, as `--help` prints it.
   if (argc == 1 || (argc >= 2 && std::string_view(argv[1]) == "help")) {
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
     if (rules_cmd.selected()) return rules_cmd.run();
     if (audit_cmd.selected()) return audit_cmd.run();
     if (ckpt_cmd.selected()) return ckpt_cmd.run();
+    if (server_cmd.selected()) return server_cmd.run();
     return check_cmd.run();
   } catch (const std::exception& e) {
     std::cerr << "torchlint: internal error: " << e.what() << '\n';

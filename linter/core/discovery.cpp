@@ -96,6 +96,10 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
   for (const auto& input : inputs) {
     fs::path p(input);
     auto status = fs::status(p, ec);
+    if ((ec || !fs::exists(status)) && options.unsaved_text && options.unsaved_text(p)) {
+      add(p, true);
+      continue;
+    }
     if (ec || !fs::exists(status)) {
       // Tell a dangling symlink or symlink loop apart from a missing path.
       auto link = fs::symlink_status(p, ec);
@@ -259,9 +263,13 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
   }
   std::vector<std::vector<uint32_t>> imports(all.size()), importers(all.size());
   for (uint32_t i = 0; i < all.size(); ++i) {
-    std::ifstream in(all[i].path, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (const auto& name : imported_modules(text, modules[i])) {
+    const std::string* unsaved = options.unsaved_text ? options.unsaved_text(all[i].path) : nullptr;
+    std::string text;
+    if (!unsaved) {
+      std::ifstream in(all[i].path, std::ios::binary);
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    for (const auto& name : imported_modules(unsaved ? *unsaved : text, modules[i])) {
       std::string_view top = std::string_view(name).substr(0, name.find('.'));
       // An installed library is not read, unless the project is that library (Lightning's
       // own repository imports `lightning.pytorch` from src/lightning/pytorch).

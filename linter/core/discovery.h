@@ -27,6 +27,9 @@ struct DiscoveryOptions {
   // For context: top-level names of installed libraries (`torch`, `numpy`), whose imports
   // never mean a project file, even where the project holds a copy of one.
   std::function<bool(std::string_view)> external_package;
+  // The caller's text for a path (an editor's unsaved buffer), or null: read for its
+  // imports instead of the file, and a file to lint even when it is not on disk yet.
+  std::function<const std::string*(const std::filesystem::path&)> unsaved_text;
 };
 
 // Directories are walked recursively without following directory symlinks (so symlink

@@ -71,6 +71,15 @@ void unused_suppressions(const Slot& slot, const RuleRegistry& registry, std::ve
   }
 }
 
+// The value the caller gave for `path` in `map` (keyed by absolute normal path), if any.
+template <typename Map>
+const typename Map::mapped_type* given_for(const Map* map, const std::filesystem::path& path) {
+  if (!map || map->empty()) return nullptr;
+  std::error_code ec;
+  auto it = map->find(std::filesystem::absolute(path, ec).lexically_normal().string());
+  return it == map->end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vector<const Analyzer*>& analyzers,
@@ -87,7 +96,9 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
         if (path_matches(pattern, f.relative)) slot.enabled = without(registry, slot.enabled, selectors);
       }
       std::string error;
-      auto source = SourceFile::read(f.path.string(), error, f.display);
+      const std::string* unsaved = given_for(options.overlay, f.path);
+      auto source = unsaved ? std::optional<SourceFile>(std::in_place, f.display, *unsaved)
+                            : SourceFile::read(f.path.string(), error, f.display);
       if (!source) {
         if (!f.context_only) slot.error = FileError{f.display, error};
         continue;
@@ -102,18 +113,20 @@ LintOutcome lint_files(const std::vector<DiscoveredFile>& files, const std::vect
       ao.target_torchvision = options.target_torchvision;
       ao.relative_path = f.relative;
       ao.module = module_name_for(f.relative);
+      if (auto memo = given_for(options.memos, f.path)) ao.memo = *memo;
       std::optional<FileResult> cached;
       uint64_t key = 0;
-      if (options.cache) {
+      const ResultCache* cache = unsaved ? nullptr : options.cache;
+      if (cache) {
         key = options.cache->key(slot.source->text(), slot.enabled, options.target_torch, ao.module,
                                  options.target_torchvision);
-        cached = options.cache->load(f.relative, key);
+        cached = cache->load(f.relative, key);
       }
       if (cached) {
         slot.result = std::move(*cached);
       } else {
         slot.result = analyzer->analyze(*slot.source, ao);
-        if (options.cache) options.cache->store(f.relative, key, slot.result);
+        if (cache) cache->store(f.relative, key, slot.result);
       }
       if (f.context_only) {
         // Only its facts are wanted: nothing of it is reported.

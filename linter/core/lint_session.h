@@ -23,12 +23,22 @@ namespace torchlint {
 inline constexpr const char* kParseErrorCode = "TL000";
 inline constexpr const char* kUnusedSuppressionCode = "TL001";
 
+// What a front-end keeps between lints of one file (its last parse tree and the text it
+// parsed) so that the next lint of an edited text re-parses only what changed. The caller
+// (the language server) owns one per open file and passes it to every lint of that file,
+// one lint at a time; only the front-end that filled it reads it (`owner` says which).
+struct ParseMemo {
+  const void* owner = nullptr;
+  std::shared_ptr<void> state;
+};
+
 struct AnalysisOptions {
   const RuleSet* enabled = nullptr;
   TorchVersion target_torch = kDefaultTargetTorch;
   TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
   std::string module;         // dotted module name
   std::string relative_path;  // relative to the project root
+  ParseMemo* memo = nullptr;  // null: parse from scratch
 };
 
 struct FileResult {
@@ -51,6 +61,12 @@ struct LintOptions {
   TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
   unsigned jobs = 0;  // 0: all cores
   const class ResultCache* cache = nullptr;  // per-file results by content; null: off
+  // Texts that replace files on disk, by absolute normal path: an editor's unsaved buffers
+  // (torchlint server). They bypass the result cache: an entry per keystroke would only
+  // push out the saved file's entry.
+  const std::unordered_map<std::string, std::string>* overlay = nullptr;
+  // Parse memos of the overlay's files, by the same key.
+  const std::unordered_map<std::string, ParseMemo*>* memos = nullptr;
 };
 
 struct LintOutcome {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
 
 #include "catalog.h"
@@ -11,18 +12,14 @@
 #include "driver.h"
 #include "report/report.h"
 
-namespace {
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace torchlint;
   CLI::App app{"torchlint-cpp: lint LibTorch C++ training code (Clang LibTooling)"};
   app.set_version_flag("-V,--version", std::string("torchlint-cpp ") + TORCHLINT_VERSION);
   cpp::CppLintOptions options;
   std::vector<std::string> select, ignore;
-  std::string build_dir, output_format = "full";
-  bool exit_zero = false, list = false;
+  std::string build_dir, output_format = "full", output_file;
+  bool exit_zero = false, list = false, quiet = false;
   app.add_option("files", options.files, "C++ source files (.cpp .cc .cxx; headers when named)");
   app.add_option("-p,--build-path", build_dir, "Directory with compile_commands.json (default: the files' directories and parents)");
   app.add_option("-j,--jobs", options.jobs, "Translation units in parallel (default: all cores)");
@@ -40,12 +37,18 @@ int main(int argc, char** argv) {
   app.add_option("--pch-dir", options.pch_dir, "Precompiled-header cache (default: $XDG_CACHE_HOME/torchlint/pch or ~/.cache/torchlint/pch)");
   app.add_flag("--no-pch", no_pch, "Parse the LibTorch headers in every translation unit (no precompiled header)");
   app.add_option("--output-format", output_format, "full, concise, json, jsonl, sarif, github, gitlab");
+  app.add_option("-o,--output-file", output_file, "Write the report to this file (default: standard output)");
+  app.add_flag("-q,--quiet", quiet, "Print no notes (findings and errors only)");
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
   app.add_flag("--list-rules", list, "List the C++ rules and exit");
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // One line in torchlint's form, then where to read more.
+    std::cerr << "torchlint-cpp: error: " << e.what() << "\n(`torchlint-cpp --help` lists the options)\n";
+    return 2;
   }
 
   RuleRegistry registry;
@@ -89,7 +92,9 @@ int main(int argc, char** argv) {
     std::cerr << "torchlint-cpp: internal error: " << e.what() << '\n';
     return 2;
   }
-  for (const auto& n : result.notes) std::cerr << "torchlint-cpp: note: " << n << '\n';
+  if (!quiet) {
+    for (const auto& n : result.notes) std::cerr << "torchlint-cpp: note: " << n << '\n';
+  }
 
   LintOutcome outcome;
   outcome.diagnostics = std::move(result.diagnostics);
@@ -105,7 +110,15 @@ int main(int argc, char** argv) {
   if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
   ctx.exit_code = exit_code;
   ctx.automation_id = "torchlint/cpp/";
-  format->write(std::cout, ctx);
+  std::ofstream file;
+  if (!output_file.empty()) {
+    file.open(output_file, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "torchlint-cpp: error: cannot write " << output_file << '\n';
+      return 2;
+    }
+  }
+  format->write(output_file.empty() ? std::cout : file, ctx);
   // One line per file error, in a form `torchlint check` reads back.
   for (const auto& e : outcome.errors) std::cerr << "torchlint-cpp: error: " << e.path << ": " << e.message << '\n';
   return exit_code;

@@ -8,7 +8,7 @@
 
 namespace torchlint::python {
 
-TSTree* parse_python(std::string_view source) {
+TSTree* parse_python(std::string_view source, const TSTree* old) {
   // One parser per thread: parsers are not thread-safe but are reusable.
   struct ParserHolder {
     TSParser* parser = ts_parser_new();
@@ -21,7 +21,70 @@ TSTree* parse_python(std::string_view source) {
   };
   thread_local ParserHolder holder;
   ts_parser_reset(holder.parser);
-  return ts_parser_parse_string(holder.parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+  return ts_parser_parse_string(holder.parser, old, source.data(), static_cast<uint32_t>(source.size()));
+}
+
+namespace {
+
+// The Python front-end's state in a ParseMemo: the last tree and the text it parsed.
+struct ParseState {
+  std::string text;
+  TSTree* tree = nullptr;
+  ParseState() = default;
+  ParseState(const ParseState&) = delete;
+  ParseState& operator=(const ParseState&) = delete;
+  ~ParseState() {
+    if (tree) ts_tree_delete(tree);
+  }
+};
+
+// Tells this front-end's memos from another's.
+constexpr char kMemoOwner = 'p';
+
+// tree-sitter's point (row, byte column) of a byte offset.
+TSPoint point_at(std::string_view text, size_t offset) {
+  TSPoint p{0, 0};
+  size_t line_start = 0;
+  for (size_t i = text.find('\n'); i != std::string_view::npos && i < offset; i = text.find('\n', i + 1)) {
+    ++p.row;
+    line_start = i + 1;
+  }
+  p.column = static_cast<uint32_t>(offset - line_start);
+  return p;
+}
+
+}  // namespace
+
+TSTree* parse_with_memo(ParseMemo& memo, std::string_view source) {
+  auto* state = memo.owner == &kMemoOwner ? static_cast<ParseState*>(memo.state.get()) : nullptr;
+  TSTree* old = nullptr;
+  if (state && state->tree) {
+    std::string_view before = state->text;
+    size_t prefix = 0, limit = std::min(before.size(), source.size());
+    while (prefix < limit && before[prefix] == source[prefix]) ++prefix;
+    size_t suffix = 0;
+    while (suffix < limit - prefix && before[before.size() - 1 - suffix] == source[source.size() - 1 - suffix]) ++suffix;
+    TSInputEdit edit;
+    edit.start_byte = static_cast<uint32_t>(prefix);
+    edit.old_end_byte = static_cast<uint32_t>(before.size() - suffix);
+    edit.new_end_byte = static_cast<uint32_t>(source.size() - suffix);
+    edit.start_point = point_at(before, edit.start_byte);
+    edit.old_end_point = point_at(before, edit.old_end_byte);
+    edit.new_end_point = point_at(source, edit.new_end_byte);
+    ts_tree_edit(state->tree, &edit);
+    old = state->tree;
+  }
+  TSTree* tree = parse_python(source, old);
+  if (!state) {
+    auto created = std::make_shared<ParseState>();
+    state = created.get();
+    memo.owner = &kMemoOwner;
+    memo.state = std::move(created);
+  }
+  if (state->tree) ts_tree_delete(state->tree);
+  state->tree = tree ? ts_tree_copy(tree) : nullptr;
+  state->text.assign(source);
+  return tree;
 }
 
 PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<RuleEntry>& rules) {
@@ -114,7 +177,7 @@ FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const Analysis
                                       std::string("file is not valid UTF-8 (byte ") + hex +
                                           "); findings for this file may be incomplete");
   }
-  TSTree* tree = parse_python(file.text());
+  TSTree* tree = options.memo ? parse_with_memo(*options.memo, file.text()) : parse_python(file.text());
   if (!tree) {
     result.diagnostics.push_back(file_level_error(file, 0, "could not parse the file"));
     return result;

@@ -31,7 +31,15 @@ class PythonAnalyzer final : public Analyzer {
   std::optional<WordScanner> trigger_words_;  // every rule's kTriggers (none: no rule has any)
 };
 
-// Parses with tree-sitter-python; the caller owns the tree (ts_tree_delete).
-TSTree* parse_python(std::string_view source);
+// Parses with tree-sitter-python; the caller owns the tree (ts_tree_delete). `old`: an
+// earlier tree of the text, already edited (ts_tree_edit) to match it, whose unchanged
+// parts tree-sitter re-uses.
+TSTree* parse_python(std::string_view source, const TSTree* old = nullptr);
+
+// Parses `source` re-using the tree `memo` holds from the previous parse of the same file:
+// the edit given to tree-sitter is the span between the two texts' common prefix and
+// suffix (exactly a keystroke's, or a pasted block's). Keeps the new tree and text in
+// `memo` for the next time. The caller owns the returned tree.
+TSTree* parse_with_memo(ParseMemo& memo, std::string_view source);
 
 }  // namespace torchlint::python

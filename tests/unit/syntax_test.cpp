@@ -131,3 +131,49 @@ TEST_CASE("ancestors of an empty MISSING node") {
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(ts_node_eq(got[i], expected[i]));
 }
+
+namespace {
+
+// The S-expression of a tree, with byte ranges: equal strings mean equal trees.
+std::string shape(TSNode n) {
+  std::string out = "(" + std::string(ts_node_type(n)) + " " + std::to_string(ts_node_start_byte(n)) + "-" +
+                    std::to_string(ts_node_end_byte(n));
+  for (uint32_t i = 0; i < ts_node_child_count(n); ++i) out += " " + shape(ts_node_child(n, i));
+  return out + ")";
+}
+
+std::string parsed_with(torchlint::ParseMemo& memo, const std::string& text) {
+  TSTree* tree = parse_with_memo(memo, text);
+  std::string s = shape(ts_tree_root_node(tree));
+  ts_tree_delete(tree);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("re-parsing from the memo's tree gives the tree a fresh parse gives") {
+  // The language server's edits: a keystroke, a deleted line, a pasted block, a line that
+  // breaks the syntax and its repair, an edit on the last line, everything replaced.
+  std::vector<std::string> versions = {
+      "import torch\n\ndef f(x):\n    return torch.load(x)\n",
+      "import torch\n\ndef f(x):\n    return torch.load(x, weights_only=True)\n",
+      "import torch\n\ndef f(x):\n    y = (x +\n    return torch.load(x, weights_only=True)\n",
+      "import torch\n\ndef f(x):\n    y = (x + 1)\n    return torch.load(x, weights_only=True)\n",
+      "import torch\nimport numpy as np\n\n\ndef g():\n    pass\n\ndef f(x):\n    y = (x + 1)\n    return y\n",
+      "import torch\nimport numpy as np\n\n\ndef g():\n    pass\n\ndef f(x):\n    y = (x + 1)\n    return y  # é\n",
+      "x = 1",
+      "",
+      "class M(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+  };
+  torchlint::ParseMemo memo;
+  for (const auto& text : versions) {
+    TSTree* fresh = parse_python(text);
+    std::string expected = shape(ts_tree_root_node(fresh));
+    ts_tree_delete(fresh);
+    CHECK(parsed_with(memo, text) == expected);
+  }
+  // A memo another front-end filled is not trusted: the parse starts from scratch.
+  torchlint::ParseMemo foreign;
+  foreign.owner = &foreign;
+  CHECK(parsed_with(foreign, versions[0]).starts_with("(module 0-"));
+}
