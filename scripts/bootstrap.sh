@@ -16,6 +16,8 @@ PACKAGES=(
   libclang-rt-14-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
   python3-torch pre-commit chromium
+  # the fleet driver (scripts/fleet/dask_fleet.py) and its LocalCluster test
+  python3-distributed
 )
 
 missing=()
