@@ -68,6 +68,12 @@ std::vector<std::pair<std::string, size_t>> top_rules(const FleetReport& r, size
   return rules;
 }
 
+// A path short enough for a chart's label column: its end, which tells repositories apart.
+std::string chart_label(const std::string& path) {
+  constexpr size_t kMax = 20;
+  return path.size() <= kMax ? path : "…" + path.substr(path.size() - kMax + 1);
+}
+
 constexpr size_t kListed = 500;  // rows of a long list in Markdown and HTML (JSON has all)
 
 }  // namespace
@@ -230,7 +236,7 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
   auto mean = mean_score(r);
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">"
       << "<title>torchlint fleet report</title><style>" << audit_html_style()
-      << "#repos th:first-child,#items th:first-child{width:auto}#flagged th:first-child{width:40%}</style></head><body><main>\n"
+      << "#repos th:first-child,#items th:first-child,#directories th:first-child{width:auto}#flagged th:first-child{width:40%}.chart{max-width:560px}</style></head><body><main>\n"
       << "<h1>torchlint fleet report</h1><p class=\"muted\">Generated " << esc(r.generated_at) << " from " << r.shards
       << " shards (" << r.records << " records, " << r.duplicates << " duplicates left out).</p>\n"
       << "<section class=\"summary\" id=\"summary\"><div class=\"counts\">"
@@ -250,7 +256,7 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
   }
   if (!r.repos.empty()) {
     std::vector<std::pair<std::string, size_t>> bars;
-    for (const auto& repo : r.repos) bars.emplace_back(repo.path, static_cast<size_t>(std::max(0, repo.score.value_or(0))));
+    for (const auto& repo : r.repos) bars.emplace_back(chart_label(repo.path), static_cast<size_t>(std::max(0, repo.score.value_or(0))));
     out << "<h2 id=\"repositories\">Repositories</h2><table id=\"repos\"><thead><tr><th>repository</th><th>score</th>"
         << (r.has_baseline ? "<th>change</th>" : "")
         << "<th>failed items</th><th>findings</th><th>checkpoints (dangerous)</th></tr></thead><tbody>\n";
