@@ -156,7 +156,8 @@ void write_fleet_markdown(std::ostream& out, const FleetReport& r) {
   auto mean = mean_score(r);
   out << "# torchlint fleet report\n\n"
       << r.repos.size() << " repositories, " << r.checkpoints.size() << " checkpoint files from " << r.shards << " shards ("
-      << r.records << " records, " << r.duplicates << " duplicates left out); " << r.errors.size() << " units failed"
+      << r.records << " records, " << r.duplicates << " duplicates left out); " << r.errors.size()
+      << (r.errors.size() == 1 ? " unit failed" : " units failed")
       << (r.malformed.empty() ? "" : "; " + std::to_string(r.malformed.size()) + " malformed lines") << ". Generated "
       << r.generated_at << ".\n\n";
   if (mean) out << "Mean score: **" << fixed1(*mean) << "/100**.\n\n";
