@@ -204,11 +204,16 @@ def check_crash_isolation(root, files):
     crashy = os.path.join(root, "crashy.sh")
     with open(crashy, "w") as f:
         f.write(f"""#!/bin/bash
-# torchlint, except that it dies by SIGSEGV on reaching a unit named *poison*.
+# torchlint, except that it dies by SIGSEGV on reaching a unit named *poison* and hangs
+# on one named *hang* (exec: no child left holding the output pipe).
 input=$(cat)
 if grep -q poison <<<"$input"; then
   sed '/poison/,$d' <<<"$input" | {TORCHLINT} "$@"
   kill -SEGV $$
+fi
+if grep -q hang <<<"$input"; then
+  sed '/hang/,$d' <<<"$input" | {TORCHLINT} "$@"
+  exec sleep 600
 fi
 exec {TORCHLINT} "$@" <<<"$input"
 """)
@@ -221,7 +226,14 @@ exec {TORCHLINT} "$@" <<<"$input"
         fail(f"crash isolation: records for {[r['path'] for r in lines]}, expected {chunk}")
     if [r["status"] for r in lines] != ["ok", "ok", "error", "ok", "ok"] or "signal 11" not in lines[2]["error"]:
         fail(f"crash isolation: {[(r['status'], r['error']) for r in lines]}")
-    print("ok   a torchlint crash on one unit: that unit an error record, the rest of its chunk still judged")
+    hang = os.path.join(root, "hang.pt")
+    shutil.copyfile(files[0], hang)
+    chunk = [files[0], hang, files[3]]
+    lines = [json.loads(line) for line in dask_fleet.run_chunk(crashy, "checkpoint", chunk, [], 1)]
+    if [r["path"] for r in lines] != chunk or [r["status"] for r in lines] != ["ok", "error", "ok"] \
+            or "time limit" not in lines[1]["error"]:
+        fail(f"hang isolation: {[(r['path'], r['status'], r.get('error')) for r in lines]}")
+    print("ok   a torchlint crash or hang on one unit: that unit an error record, the rest of its chunk still judged")
 
 
 def main():

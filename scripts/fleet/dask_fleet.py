@@ -65,7 +65,7 @@ def run_chunk(torchlint, kind, paths, extra_args, unit_timeout):
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
             err, code = "", None
-            failure = f"torchlint took more than {unit_timeout} s a unit on average here; stopped"
+            failure = f"torchlint stopped on this unit: past the time limit ({unit_timeout:g} s a unit)"
         got = [line for line in out.splitlines() if line.strip()]
         # Records come in list order; anything else means this chunk's output cannot be trusted.
         for line, path in zip(got, remaining):
