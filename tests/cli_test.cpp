@@ -716,6 +716,16 @@ TEST_CASE("audit --repos-from: one JSON line per repository, errors as records")
   d.write("ok.txt", "clean\nbad\n");
   CHECK(run("audit --repos-from ok.txt", d.path).exit == 1);
   CHECK(run("audit --repos-from ok.txt --exit-zero", d.path).exit == 0);
+  // Asked for, the cache is one folder per repository under --cache-dir, and changes nothing.
+  auto uncached = json_lines(run("audit --repos-from ok.txt", d.path).out);
+  for (int pass = 0; pass < 2; ++pass) {
+    auto cached = json_lines(run("audit --repos-from ok.txt --cache-dir cache", d.path).out);
+    REQUIRE(cached.size() == 2);
+    for (size_t i = 0; i < 2; ++i) CHECK(cached[i]["findings"] == uncached[i]["findings"]);
+  }
+  size_t folders = 0;
+  for (const auto& entry : fs::directory_iterator(d.path / "cache")) folders += entry.is_directory();
+  CHECK(folders == 2);
   CHECK(run("audit --repos-from ok.txt --output-format html", d.path).exit == 2);
   CHECK(run("audit bad --repos-from ok.txt", d.path).exit == 2);
   auto missing = run("audit --repos-from none.txt", d.path);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -349,8 +351,18 @@ int run_audit_units(const AuditRequest& request_in, const std::vector<std::strin
     try {
       std::string error;
       AuditResult result;
+      AuditRequest one = request;
+      // The cache keeps one file's result by its path in the project: repositories sharing
+      // --cache-dir get a folder each (named by the repository's absolute path), so that
+      // one repository's train.py never stands for another's.
+      if (one.check.cache_dir) {
+        std::string where = fs::weakly_canonical(origin / repo, ec).string();
+        char name[17];
+        std::snprintf(name, sizeof name, "%016zx", std::hash<std::string>{}(where));
+        one.check.cache_dir = (fs::path(*one.check.cache_dir) / name).string();
+      }
       if (!enter_repository(origin / repo, error) ||
-          !audit_here(request, *checklist, extra_checkpoints, progress, result, error)) {
+          !audit_here(one, *checklist, extra_checkpoints, progress, result, error)) {
         fail_unit(record, error);
       } else {
         describe_audit(result, record);
