@@ -247,6 +247,14 @@ TEST_CASE("ckpt --files-from: one JSON line per path, errors as records, exit 2/
   CHECK(records[3]["status"] == "error");
   CHECK(records[3]["findings"].contains("TL813"));
   CHECK(records[4]["status"] == "ok");
+  // A listed directory is one unit: the worst verdict of the checkpoints it holds.
+  d.write("run/a.pt", benign_zip());
+  d.write("run/b.pkl", os_system_pickle(2));
+  d.write("dir.txt", "run\n");
+  auto dir = nlohmann::json::parse(run("ckpt --files-from dir.txt", d.path).out);
+  CHECK(dir["checkpoints"] == 2);
+  CHECK(dir["safety"] == "dangerous");
+  CHECK(dir["status"] == "ok");
   CHECK(run("ckpt --files-from clean.txt", d.path).exit == 0);
   CHECK(run("ckpt --files-from dangerous.txt", d.path).exit == 1);
   CHECK(run("ckpt --files-from dangerous.txt --exit-zero", d.path).exit == 0);
