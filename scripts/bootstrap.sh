@@ -20,6 +20,8 @@ PACKAGES=(
   debootstrap dpkg-dev
   # test-only: a real editor as the client of `torchlint server` (tests/lsp)
   neovim
+  # the fleet driver (scripts/fleet/dask_fleet.py) and its LocalCluster test
+  python3-distributed
 )
 
 missing=()

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "support/run_torchlint.h"
 
@@ -700,4 +701,129 @@ TEST_CASE("unsafe fixes: shown and applied only with --unsafe-fixes, never marke
   CHECK(concise.out.find("TL603 [*]") == std::string::npos);
   CHECK(concise.out.find("TL603 ") != std::string::npos);
   CHECK(concise.out.find("TL210 [*]") != std::string::npos);
+}
+
+namespace {
+
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+}  // namespace
+
+// Work units for a batch engine: one torchlint-unit/1 line per repository, the same
+// score as a plain audit, a repository that cannot be audited as an error record.
+TEST_CASE("audit --repos-from: one JSON line per repository, errors as records") {
+  TempDir d;
+  d.write("clean/train.py", "import torch\nx = torch.zeros(3)\n");
+  d.write("bad/train.py", kViolation);
+  d.write("repos.txt", std::string(TORCHLINT_SOURCE_DIR) + "/fixtures/sample_project\nbad\nno-such-repo\nclean\n");
+  auto r = run("audit --repos-from repos.txt", d.path);
+  CHECK(r.exit == 2);
+  auto records = json_lines(r.out);
+  REQUIRE(records.size() == 4);
+  for (const auto& rec : records) {
+    CHECK(rec["schema"] == "torchlint-unit/1");
+    CHECK(rec["kind"] == "repository");
+  }
+  auto plain = nlohmann::json::parse(run("audit fixtures/sample_project --no-cache --output-format json").out);
+  CHECK(records[0]["status"] == "ok");
+  CHECK(records[0]["score"] == plain["summary"]["score"]);
+  CHECK(records[0]["failed"] == plain["summary"]["failed"]);
+  CHECK(records[0]["failed_items"].size() == plain["summary"]["failed"].get<size_t>());
+  CHECK(records[0]["findings"].contains("TL401"));
+  CHECK(records[1]["path"] == "bad");
+  CHECK(records[1]["findings"].contains("TL401"));
+  CHECK(records[2]["status"] == "error");
+  CHECK(records[2]["error"].get<std::string>().find("not a directory") != std::string::npos);
+  CHECK(records[3]["status"] == "ok");
+  // Stateless: no cache left behind unless asked.
+  CHECK(!fs::exists(d.path / "bad" / ".torchlint_cache"));
+  d.write("ok.txt", "clean\nbad\n");
+  CHECK(run("audit --repos-from ok.txt", d.path).exit == 1);
+  CHECK(run("audit --repos-from ok.txt --exit-zero", d.path).exit == 0);
+  // Asked for, the cache is one folder per repository under --cache-dir, and changes nothing.
+  auto uncached = json_lines(run("audit --repos-from ok.txt", d.path).out);
+  for (int pass = 0; pass < 2; ++pass) {
+    auto cached = json_lines(run("audit --repos-from ok.txt --cache-dir cache", d.path).out);
+    REQUIRE(cached.size() == 2);
+    for (size_t i = 0; i < 2; ++i) CHECK(cached[i]["findings"] == uncached[i]["findings"]);
+  }
+  size_t folders = 0;
+  for (const auto& entry : fs::directory_iterator(d.path / "cache")) folders += entry.is_directory();
+  CHECK(folders == 2);
+  CHECK(run("audit --repos-from ok.txt --output-format html", d.path).exit == 2);
+  CHECK(run("audit bad --repos-from ok.txt", d.path).exit == 2);
+  auto missing = run("audit --repos-from none.txt", d.path);
+  CHECK(missing.exit == 2);
+  CHECK(missing.err.find("torchlint: error: --repos-from: cannot read the list none.txt") != std::string::npos);
+}
+
+TEST_CASE("report merge: scores, worst items, verdicts, duplicates, errors, trends") {
+  TempDir d;
+  d.write("a/train.py", kViolation);
+  d.write("b/train.py", "import torch\nx = torch.zeros(3)\n");
+  d.write("list1.txt", "a\nno-such-repo\n");
+  d.write("list2.txt", "b\na\n");  // `a` again: a duplicate unit across shards
+  REQUIRE(run("audit --repos-from list1.txt -o s1.jsonl", d.path).exit == 2);
+  REQUIRE(run("audit --repos-from list2.txt -o s2.jsonl", d.path).exit == 1);
+  // A checkpoint shard, hand-written as another machine would have sent it.
+  d.write("s3.jsonl",
+          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/evil.pt\",\"status\":\"ok\",\"error\":null,"
+          "\"safety\":\"dangerous\",\"safety_detail\":\"calls os.system\",\"format\":\"plain pickle\",\"findings\":{\"TL810\":1}}\n"
+          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/good.pt\",\"status\":\"ok\",\"error\":null,"
+          "\"safety\":\"safe\",\"findings\":{}}\n");
+  auto merged = run("report merge s1.jsonl s2.jsonl s3.jsonl --output-format json", d.path);
+  CHECK(merged.exit == 0);
+  auto j = nlohmann::json::parse(merged.out);
+  CHECK(j["schema"] == "torchlint-fleet/1");
+  CHECK(j["summary"]["records"] == 6);
+  CHECK(j["summary"]["duplicates"] == 1);
+  CHECK(j["summary"]["repositories"] == 3);
+  CHECK(j["summary"]["checkpoints"] == 2);
+  CHECK(j["summary"]["errors"] == 1);
+  CHECK(j["errors"][0]["path"] == "no-such-repo");
+  CHECK(j["repositories"][0]["path"] == "no-such-repo");  // unscored first, then worst score
+  CHECK(j["repositories"][0]["score"].is_null());
+  CHECK(j["repositories"][1]["path"] == "a");
+  CHECK(!j["worst_items"].empty());
+  CHECK(j["worst_items"][0]["repositories"][0] == "a");
+  CHECK(j["checkpoints"]["verdicts"]["dangerous"] == 1);
+  CHECK(j["checkpoints"]["verdicts"]["safe"] == 1);
+  CHECK(j["checkpoints"]["flagged"].size() == 1);
+  CHECK(j["checkpoints"]["flagged"][0]["path"] == "hub/u1/evil.pt");
+  CHECK(j["checkpoints"]["by_directory"][0]["path"] == "hub/u1");
+  CHECK(j["trends"].is_null());
+  // Trends: `b` fixed nothing, `a` is now clean: its score goes up.
+  d.write("a/train.py", "import torch\nx = torch.zeros(3)\n");
+  d.write("list3.txt", "a\nb\n");
+  REQUIRE(run("audit --repos-from list3.txt -o now.jsonl", d.path).exit == 0);
+  auto trend = nlohmann::json::parse(run("report merge now.jsonl --baseline s1.jsonl s2.jsonl --output-format json", d.path).out);
+  CHECK(trend["trends"]["repositories_removed"] == nlohmann::json::array({"no-such-repo"}));
+  CHECK(trend["repositories"][0]["path"] == "a");
+  CHECK(trend["repositories"][0]["score"].get<int>() > trend["repositories"][0]["baseline_score"].get<int>());
+  // Markdown and HTML name the same units; HTML has no external asset.
+  auto md = run("report merge s1.jsonl s2.jsonl s3.jsonl", d.path);
+  CHECK(md.exit == 0);
+  CHECK(md.out.find("hub/u1/evil.pt") != std::string::npos);
+  CHECK(md.out.find("| a | ") != std::string::npos);
+  auto html = run("report merge s1.jsonl s2.jsonl s3.jsonl --output-format html -o fleet.html", d.path);
+  CHECK(html.exit == 0);
+  std::ifstream in(d.path / "fleet.html");
+  std::stringstream page;
+  page << in.rdbuf();
+  CHECK(page.str().find("hub/u1/evil.pt") != std::string::npos);
+  CHECK(page.str().find("src=") == std::string::npos);
+  CHECK(page.str().find("<link") == std::string::npos);
+  // A line that is no record is listed and makes the merge exit 2; a missing shard is an error.
+  d.write("bad.jsonl", "not json\n{\"schema\":\"torchlint-unit/9\"}\n");
+  auto bad = run("report merge s3.jsonl bad.jsonl --output-format json", d.path);
+  CHECK(bad.exit == 2);
+  CHECK(nlohmann::json::parse(bad.out)["malformed"].size() == 2);
+  CHECK(bad.err.find("torchlint: error: bad.jsonl:1: not JSON") != std::string::npos);
+  CHECK(run("report merge missing.jsonl", d.path).exit == 2);
+  CHECK(run("report merge", d.path).exit == 2);
 }

@@ -251,9 +251,10 @@ std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const
   return out;
 }
 
-std::vector<report::CheckpointRow> checkpoint_rows(const CheckpointScan& scan, const std::vector<Diagnostic>& findings) {
+std::vector<report::CheckpointRow> checkpoint_rows(const std::vector<ckpt::Checkpoint>& checkpoints,
+                                                   const std::vector<Diagnostic>& findings) {
   std::vector<report::CheckpointRow> rows;
-  for (const auto& cp : scan.checkpoints) {
+  for (const auto& cp : checkpoints) {
     report::CheckpointRow row;
     row.path = cp.display;
     row.files = cp.files.size();

@@ -43,7 +43,8 @@ CheckpointScan scan_checkpoints(const CheckpointScanOptions& options);
 std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled, const RuleRegistry& registry);
 
 // One row per checkpoint: format, size, training state, safety, the codes found on it.
-std::vector<report::CheckpointRow> checkpoint_rows(const CheckpointScan& scan, const std::vector<Diagnostic>& findings);
+std::vector<report::CheckpointRow> checkpoint_rows(const std::vector<ckpt::Checkpoint>& checkpoints,
+                                                   const std::vector<Diagnostic>& findings);
 
 // Parses "2GiB", "500MB", "1.5G", "4096" (bytes); nullopt when malformed.
 std::optional<uint64_t> parse_size(const std::string& text);

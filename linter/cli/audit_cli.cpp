@@ -1,9 +1,11 @@
 // `torchlint audit`: its options.
+#include <fstream>
 #include <iostream>
 
 #include "audit_checkpoints.h"
 #include "commands.h"
 #include "core/exit_code.h"
+#include "work_units.h"
 
 namespace torchlint::cli {
 
@@ -28,6 +30,10 @@ AuditCommand::AuditCommand(CLI::App& app) {
   command_->add_option("--checklist", checklist_, "A checklist TOML file to score against instead of the built-in one");
   command_->add_option("-j,--jobs", audit_.check.jobs, "Threads (default: all cores)");
   command_->add_flag("--no-cache", no_cache_, "Do not read or write the result cache");
+  command_->add_option("--cache-dir", cache_dir_, "Where the result cache lives (default: <project root>/.torchlint_cache)");
+  command_->add_option("--repos-from", repos_from_,
+                       "Audit the repositories listed in FILE (one a line; - for standard input) and write one JSON line per "
+                       "repository (schema torchlint-unit/1, see the README)");
   command_->add_option("--checkpoints", audit_.checkpoint_paths,
                         "Also inspect the checkpoints in this file or directory (repeatable); the repository's own are found by their bytes");
   command_->add_flag("--no-checkpoints", no_checkpoints_, "Do not look for checkpoint files");
@@ -55,6 +61,7 @@ int AuditCommand::run() {
       return kExitError;
     }
     audit_.check.use_cache = !no_cache_;
+    if (!cache_dir_.empty()) audit_.check.cache_dir = cache_dir_;
     if (!output_.empty()) audit_.output = output_;
     if (!checklist_.empty()) audit_.checklist_file = checklist_;
     audit_.scan_checkpoints = !no_checkpoints_;
@@ -68,6 +75,7 @@ int AuditCommand::run() {
       }
       audit_.max_checkpoint_bytes = *size;
     }
+    if (!repos_from_.empty()) return run_units();
     try {
       return run_audit(audit_);
     } catch (const std::exception& e) {
@@ -75,5 +83,35 @@ int AuditCommand::run() {
       return kExitError;
     }
   }
+
+int AuditCommand::run_units() {
+  // A work unit's output is its JSON line: the options that choose another output conflict.
+  for (const char* option : {"repo", "--output-format", "--summary", "--report-url"}) {
+    if (command_->count(option)) {
+      std::cerr << "torchlint: error: --repos-from writes torchlint-unit/1 JSON lines; "
+                << (std::string(option) == "repo" ? std::string("do not name a repository as well")
+                                                  : std::string(option) + " does not apply")
+                << '\n';
+      return kExitError;
+    }
+  }
+  // Stateless unless asked: a batch worker keeps no cache unless --cache-dir names one.
+  audit_.check.use_cache = !cache_dir_.empty() && !no_cache_;
+  std::string error;
+  auto repos = read_work_list(repos_from_, error);
+  if (!repos) {
+    std::cerr << "torchlint: error: --repos-from: " << error << '\n';
+    return kExitError;
+  }
+  std::ofstream file;
+  std::ostream* out = open_output(output_, file);
+  if (!out) return kExitError;
+  try {
+    return run_audit_units(audit_, *repos, *out);
+  } catch (const std::exception& e) {
+    std::cerr << "torchlint: internal error: " << e.what() << '\n';
+    return kExitError;
+  }
+}
 
 }  // namespace torchlint::cli

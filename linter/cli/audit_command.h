@@ -3,6 +3,7 @@
 // runtime probe on its TorchScript models, and score it all against the checklist.
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,11 @@ struct AuditRequest {
 // Writes the report; returns the exit code: 2 on errors; else 0 with `exit_zero`; else 1
 // when the score is below `fail_under` (or, without it, when an item failed); else 0.
 int run_audit(const AuditRequest& request);
+
+// `audit --repos-from`: audits each of `repos` (paths from the working directory) and writes
+// one torchlint-unit/1 JSON line per repository to `out`, as each finishes; a repository
+// that cannot be audited is an error record and the batch goes on. Returns 2 when a
+// repository failed, else 1 when one failed its gate (as `run_audit` decides), else 0.
+int run_audit_units(const AuditRequest& request, const std::vector<std::string>& repos, std::ostream& out);
 
 }  // namespace torchlint::cli

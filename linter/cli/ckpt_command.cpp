@@ -24,6 +24,7 @@
 #include "core/exit_code.h"
 #include "core/rule_selection.h"
 #include "report/report.h"
+#include "work_units.h"
 
 namespace torchlint::cli {
 
@@ -142,6 +143,9 @@ CkptCommand::CkptCommand(CLI::App& app) {
   command_->add_flag("--no-summary", no_summary_, "Print only the findings, not the summary of each checkpoint");
   command_->add_flag("--skip-non-checkpoints", skip_non_checkpoints_,
                      "Skip named files whose bytes are no checkpoint, with a note (the pre-commit hook passes every staged binary)");
+  command_->add_option("--files-from", files_from_,
+                       "Inspect the paths listed in FILE (one a line; - for standard input) and write one JSON line per path "
+                       "(schema torchlint-unit/1, see the README)");
   command_->require_subcommand(0, 1);
   diff_ = command_->add_subcommand("diff", "Compare two checkpoints: added, removed and changed keys and tensors");
   diff_->add_option("checkpoints", diff_paths_, "The checkpoint before and the one after")->required()->expected(2);
@@ -170,6 +174,18 @@ int CkptCommand::run_inspect() const {
       return kExitError;
     }
   }
+  if (!files_from_.empty()) {
+    // A work unit's output is its JSON line, whatever the other options say.
+    if (!paths_.empty()) {
+      std::cerr << "torchlint: error: --files-from lists the paths; do not name paths as well\n";
+      return kExitError;
+    }
+    if (command_->count("--output-format")) {
+      std::cerr << "torchlint: error: --files-from writes torchlint-unit/1 JSON lines; --output-format does not apply\n";
+      return kExitError;
+    }
+  }
+  // With --files-from the configuration is the working directory's: the same for every unit.
   std::vector<std::string> paths = paths_.empty() ? std::vector<std::string>{"."} : paths_;
   Selection selection = select_rules(paths, config_file_, command_line);
   if (!selection.error.empty()) {
@@ -193,6 +209,7 @@ int CkptCommand::run_inspect() const {
     options.reader.max_inflated_member = *size;
   }
   options.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
+  if (!files_from_.empty()) return run_units(options, selection.enabled, *out);
   ckpt::Inspection inspection = ckpt::inspect_paths(paths, options);
 
   LintOutcome outcome;
@@ -246,6 +263,86 @@ int CkptCommand::run_inspect() const {
   }
   out->flush();
   return exit_code;
+}
+
+namespace {
+
+// How bad a verdict word is (checkpoint_rows' words), to report a directory's worst.
+int verdict_rank(const std::string& safety) {
+  static const std::map<std::string, int> rank = {{"safe", 0}, {"no code", 1}, {"needs trust", 2}, {"unknown", 3}, {"dangerous", 4}};
+  auto it = rank.find(safety);
+  return it == rank.end() ? 3 : it->second;
+}
+
+// The record of one listed path: one checkpoint (a file, or a Trainer directory), or the
+// worst of the checkpoints a directory holds.
+void inspect_unit(const std::string& path, const ckpt::InspectOptions& options, const RuleSet& enabled,
+                  nlohmann::ordered_json& record, bool& has_findings) {
+  ckpt::Inspection inspection = ckpt::inspect_paths({path}, options);
+  std::vector<std::string> errors;
+  auto add_error = [&](const std::string& where, const std::string& message) {
+    errors.push_back(where == path ? message : where + ": " + message);
+  };
+  for (const auto& e : inspection.errors) add_error(e.path, e.message);
+  std::vector<Diagnostic> diagnostics;
+  for (const auto& cp : inspection.checkpoints) {
+    CheckpointFindings f = findings_for(inspection, cp, enabled);
+    for (auto& d : f.diagnostics) diagnostics.push_back(std::move(d));
+    for (const auto& e : f.errors) add_error(e.path, e.message);
+  }
+  std::vector<report::CheckpointRow> rows = checkpoint_rows(inspection.checkpoints, diagnostics);
+  const report::CheckpointRow* worst = nullptr;
+  uint64_t bytes = 0;
+  size_t files = 0;
+  bool torchscript = false;
+  for (const auto& row : rows) {
+    if (!worst || verdict_rank(row.safety) > verdict_rank(worst->safety)) worst = &row;
+    bytes += row.bytes;
+    files += row.files;
+    torchscript = torchscript || row.torchscript;
+  }
+  record["checkpoints"] = rows.size();
+  record["files"] = files;
+  record["bytes"] = bytes;
+  record["format"] = worst ? nlohmann::ordered_json(worst->format) : nlohmann::ordered_json(nullptr);
+  record["training_state"] = worst ? nlohmann::ordered_json(worst->training_state) : nlohmann::ordered_json(nullptr);
+  record["safety"] = worst ? worst->safety : std::string("unknown");
+  record["safety_detail"] = worst ? worst->safety_detail : std::string("no checkpoint was read");
+  record["torchscript"] = torchscript;
+  record["findings"] = findings_by_code(diagnostics);
+  has_findings = !diagnostics.empty();
+  if (rows.empty() && errors.empty()) errors.push_back("no checkpoint file found");
+  if (!errors.empty()) {
+    std::string message;
+    for (size_t i = 0; i < errors.size(); ++i) message += (i ? "; " : "") + errors[i];
+    fail_unit(record, message);
+  }
+}
+
+}  // namespace
+
+int CkptCommand::run_units(const ckpt::InspectOptions& options, const RuleSet& enabled, std::ostream& out) const {
+  std::string error;
+  auto units = read_work_list(files_from_, error);
+  if (!units) {
+    std::cerr << "torchlint: error: --files-from: " << error << '\n';
+    return kExitError;
+  }
+  UnitStream stream(out, exit_zero_);
+  for (const auto& path : *units) {
+    nlohmann::ordered_json record = unit_record("checkpoint", path);
+    bool has_findings = false;
+    auto start = std::chrono::steady_clock::now();
+    // One unit's failure, whatever it is, is that unit's record: the batch goes on.
+    try {
+      inspect_unit(path, options, enabled, record, has_findings);
+    } catch (const std::exception& e) {
+      fail_unit(record, std::string("internal error: ") + e.what());
+    }
+    record["elapsed_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    stream.write(record, has_findings);
+  }
+  return stream.exit_code();
 }
 
 namespace {

@@ -4,9 +4,11 @@
 // and the TL8xx findings; `torchlint ckpt diff A B` compares two checkpoints. Also the
 // hook `torchlint check --include-checkpoints` uses.
 #include <CLI/CLI.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "checkpoint/inspector.h"
 #include "core/lint_session.h"
 #include "core/rule_selection.h"
 
@@ -23,13 +25,15 @@ class CkptCommand {
  private:
   int run_inspect() const;
   int run_diff() const;
+  // --files-from: one torchlint-unit/1 record per listed path.
+  int run_units(const ckpt::InspectOptions& options, const RuleSet& enabled, std::ostream& out) const;
 
   CLI::App* command_ = nullptr;
   CLI::App* diff_ = nullptr;
   std::vector<std::string> paths_, select_, extend_select_, ignore_, allow_globals_, diff_paths_;
   std::string output_format_ = "full", color_ = "auto", output_file_, config_file_;
   bool scan_values_ = false, exit_zero_ = false, no_summary_ = false, diff_scan_values_ = false, skip_non_checkpoints_ = false;
-  std::string max_inflate_;
+  std::string max_inflate_, files_from_;
 };
 
 // Inspects the checkpoint files under `paths` (directories walked; explicit files only

@@ -54,10 +54,11 @@ class AuditCommand {
   int run();
 
  private:
+  int run_units();  // --repos-from
   CLI::App* command_ = nullptr;
   AuditRequest audit_;
   std::string repo_, output_, checklist_, max_checkpoint_size_, probe_binary_, config_file_, fail_on_ = "warning",
-      report_url_;
+      report_url_, repos_from_, cache_dir_;
   std::vector<std::string> select_, extend_select_, ignore_;
   int fail_under_ = -1;
   bool no_cache_ = false, no_checkpoints_ = false;

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "core/exit_code.h"
 #include "parse_errors.h"
+#include "report_command.h"
 
 #if TORCHLINT_WITH_MIMALLOC
 #include <mimalloc.h>
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   cli::RulesCommand rules_cmd(app);
   cli::CkptCommand ckpt_cmd(app);
   cli::ServerCommand server_cmd(app);
+  cli::ReportCommand report_cmd(app);
 
   // `torchlint` alone, `torchlint help` and `torchlint help CMD`: the help, as `--help` prints it.
   if (argc == 1 || (argc >= 2 && std::string_view(argv[1]) == "help")) {
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
     if (audit_cmd.selected()) return audit_cmd.run();
     if (ckpt_cmd.selected()) return ckpt_cmd.run();
     if (server_cmd.selected()) return server_cmd.run();
+    if (report_cmd.selected()) return report_cmd.run();
     return check_cmd.run();
   } catch (const std::exception& e) {
     std::cerr << "torchlint: internal error: " << e.what() << '\n';

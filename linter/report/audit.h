@@ -6,6 +6,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -108,5 +110,19 @@ std::vector<PhaseItems> items_by_phase(const Scorecard& card);
 
 // "1.5 MiB", "512 B"
 std::string human_size(uint64_t bytes);
+
+// HTML pieces the audit and fleet reports share: text escaped for HTML, horizontal SVG
+// bars (one per label), and the stylesheet (inline: the files stay self-contained).
+std::string html_escape(std::string_view s);
+struct ChartBar {
+  std::string label;
+  size_t n = 0;
+  const char* color;  // CSS colour of this bar
+};
+std::string svg_bar_chart(const std::vector<ChartBar>& bars, const char* title);
+std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title);
+const char* audit_html_style();
+// A Markdown table cell: no pipes, no newlines.
+std::string markdown_cell(std::string_view s);
 
 }  // namespace torchlint::report

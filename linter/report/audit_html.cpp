@@ -11,9 +11,7 @@
 
 namespace torchlint::report {
 
-namespace {
-
-std::string esc(std::string_view s) {
+std::string html_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -28,6 +26,10 @@ std::string esc(std::string_view s) {
   }
   return out;
 }
+
+namespace {
+
+std::string esc(std::string_view s) { return html_escape(s); }
 
 // Messages and rule summaries write code in backticks, as in Markdown: `x` becomes <code>x</code>
 // (an unpaired backtick stays as it is).
@@ -96,34 +98,6 @@ footer{margin-top:48px;color:var(--muted);font-size:13px}
 .probe-model table th:first-child{width:120px}.probe-model table th:nth-child(2){width:110px}.note{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:8px 12px}
 .legend{font-size:12px;color:var(--muted)}.legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin:0 4px 0 12px}
 )css";
-
-// Horizontal bars, one per label; pure SVG so the file stays self-contained.
-struct Bar {
-  std::string label;
-  size_t n = 0;
-  const char* color;
-};
-
-std::string bar_chart(const std::vector<Bar>& bars, const char* title) {
-  size_t max = 1;
-  for (const auto& bar : bars) max = std::max(max, bar.n);
-  const int row = 26, label_w = 300, width = 620, bar_w = width - label_w - 50;
-  int height = static_cast<int>(bars.size()) * row + 8;
-  std::ostringstream svg;
-  svg << "<svg role=\"img\" aria-label=\"" << esc(title) << "\" width=\"100%\" viewBox=\"0 0 " << width << " " << height
-      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  int y = 4;
-  for (const auto& [label, n, color] : bars) {
-    int w = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(max));
-    svg << "<text x=\"0\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#59636e\">" << esc(label) << "</text>"
-        << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0) << "\" height=\"16\" rx=\"3\" fill=\""
-        << color << "\"/>"
-        << "<text x=\"" << label_w + w + 6 << "\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#1f2328\">" << n << "</text>";
-    y += row;
-  }
-  svg << "</svg>";
-  return svg.str();
-}
 
 struct Series {
   const char* name;
@@ -224,6 +198,37 @@ std::string finding_html(const Diagnostic& d, const ReportContext& ctx) {
 
 }  // namespace
 
+// Horizontal bars, one per label; pure SVG so the file stays self-contained.
+std::string svg_bar_chart(const std::vector<ChartBar>& bars, const char* title) {
+  size_t max = 1;
+  for (const auto& bar : bars) max = std::max(max, bar.n);
+  const int row = 26, label_w = 300, width = 620, bar_w = width - label_w - 50;
+  int height = static_cast<int>(bars.size()) * row + 8;
+  std::ostringstream svg;
+  svg << "<svg role=\"img\" aria-label=\"" << esc(title) << "\" width=\"100%\" viewBox=\"0 0 " << width << " " << height
+      << "\" xmlns=\"http://www.w3.org/2000/svg\">";
+  int y = 4;
+  for (const auto& [label, n, color] : bars) {
+    int w = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(max));
+    svg << "<text x=\"0\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#59636e\">" << esc(label) << "</text>"
+        << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0) << "\" height=\"16\" rx=\"3\" fill=\""
+        << color << "\"/>"
+        << "<text x=\"" << label_w + w + 6 << "\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#1f2328\">" << n << "</text>";
+    y += row;
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title) {
+  std::vector<ChartBar> coloured;
+  for (const auto& [label, n] : bars) coloured.push_back({label, n, color});
+  return svg_bar_chart(coloured, title);
+}
+
+const char* audit_html_style() { return kStyle; }
+
+
 void write_audit_html(std::ostream& out, const AuditContext& ctx) {
   const Scorecard& card = ctx.scorecard;
   size_t probed = 0;
@@ -272,15 +277,15 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
     std::string_view name = checklist_part_name(r.item->part);
     by_part["Part " + r.item->part + (name.empty() ? "" : ": " + std::string(name))] += r.evidence.size();
   }
-  std::vector<Bar> part_bars;
+  std::vector<ChartBar> part_bars;
   for (const auto& [part, n] : by_part) part_bars.push_back({part, n, "#0969da"});
   size_t errors = 0, warnings = 0, infos = 0;
   for (const auto& d : ctx.findings.outcome.diagnostics) {
     (d.severity == Severity::kError ? errors : d.severity == Severity::kWarning ? warnings : infos)++;
   }
   out << "<section id=\"charts\"><h2>Findings</h2><div class=\"charts\"><div class=\"chart\"><h3>By checklist part</h3>"
-      << bar_chart(part_bars, "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
-      << bar_chart({{"error", errors, "#cf222e"}, {"warning", warnings, "#bf8700"}, {"info", infos, "#0969da"}},
+      << svg_bar_chart(part_bars, "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
+      << svg_bar_chart({{"error", errors, "#cf222e"}, {"warning", warnings, "#bf8700"}, {"info", infos, "#0969da"}},
                    "findings by severity")
       << "</div></div></section>\n";
 

@@ -8,6 +8,17 @@
 
 namespace torchlint::report {
 
+// Table cells cannot hold pipes or newlines.
+std::string markdown_cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
 namespace {
 
 const char* badge(ItemStatus s) {
@@ -21,16 +32,7 @@ const char* badge(ItemStatus s) {
   return "";
 }
 
-// Table cells cannot hold pipes or newlines.
-std::string cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
+std::string cell(std::string_view s) { return markdown_cell(s); }
 
 std::string link(const Diagnostic& d) {
   std::string where = d.path + ":" + std::to_string(d.start.line);

@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "builders.h"
 #include "support/run_torchlint.h"
@@ -207,4 +209,67 @@ TEST_CASE("rules and docs are registered; check --include-checkpoints inspects c
   Result with = run("check proj --include-checkpoints --output-format concise", d.path);
   CHECK(with.exit == 1);
   CHECK(with.out.find("proj/weights/evil.pt:1:1: TL810") != std::string::npos);
+}
+
+// Work units for a batch engine: one torchlint-unit/1 line per listed path, in list
+// order; a path that cannot be read is an error record and the others are still judged.
+TEST_CASE("ckpt --files-from: one JSON line per path, errors as records, exit 2/1/0") {
+  Dir d;
+  d.write("good.pt", benign_zip());
+  d.write("evil.pkl", os_system_pickle(2));
+  d.write("broken.pt", benign_zip().substr(0, 100));
+  d.write("dir with space/model.pt", benign_zip());
+  d.write("all.txt", "good.pt\n\nevil.pkl\nmissing.pt\r\nbroken.pt\ndir with space/model.pt\n");
+  d.write("clean.txt", "good.pt\n");
+  d.write("dangerous.txt", "good.pt\nevil.pkl\n");
+  Result r = run("ckpt --files-from all.txt", d.path);
+  CHECK(r.exit == 2);
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  REQUIRE(records.size() == 5);
+  const char* paths[] = {"good.pt", "evil.pkl", "missing.pt", "broken.pt", "dir with space/model.pt"};
+  for (size_t i = 0; i < records.size(); ++i) {
+    CHECK(records[i]["schema"] == "torchlint-unit/1");
+    CHECK(records[i]["kind"] == "checkpoint");
+    CHECK(records[i]["path"] == paths[i]);
+  }
+  CHECK(records[0]["status"] == "ok");
+  CHECK(records[0]["safety"] == "safe");
+  CHECK(records[0]["error"].is_null());
+  CHECK(records[0]["findings"].empty());
+  CHECK(records[1]["status"] == "ok");
+  CHECK(records[1]["safety"] == "dangerous");
+  CHECK(records[1]["findings"].contains("TL810"));
+  CHECK(records[2]["status"] == "error");
+  CHECK(records[2]["error"].get<std::string>().find("missing.pt") == std::string::npos);  // the path is its own field
+  CHECK(!records[2]["error"].get<std::string>().empty());
+  CHECK(records[3]["status"] == "error");
+  CHECK(records[3]["findings"].contains("TL813"));
+  CHECK(records[4]["status"] == "ok");
+  // A listed directory is one unit: the worst verdict of the checkpoints it holds.
+  d.write("run/a.pt", benign_zip());
+  d.write("run/b.pkl", os_system_pickle(2));
+  d.write("dir.txt", "run\n");
+  auto dir = nlohmann::json::parse(run("ckpt --files-from dir.txt", d.path).out);
+  CHECK(dir["checkpoints"] == 2);
+  CHECK(dir["safety"] == "dangerous");
+  CHECK(dir["status"] == "ok");
+  CHECK(run("ckpt --files-from clean.txt", d.path).exit == 0);
+  CHECK(run("ckpt --files-from dangerous.txt", d.path).exit == 1);
+  CHECK(run("ckpt --files-from dangerous.txt --exit-zero", d.path).exit == 0);
+  // -o writes the same lines to a file.
+  CHECK(run("ckpt --files-from dangerous.txt -o out.jsonl", d.path).exit == 1);
+  std::ifstream written(d.path / "out.jsonl");
+  std::stringstream text;
+  text << written.rdbuf();
+  const std::string jsonl = text.str();
+  CHECK(std::count(jsonl.begin(), jsonl.end(), '\n') == 2);
+  // The list itself missing, or mixed with paths or another format: one error line, exit 2.
+  Result no_list = run("ckpt --files-from nope.txt", d.path);
+  CHECK(no_list.exit == 2);
+  CHECK(no_list.err.find("torchlint: error: --files-from: cannot read the list nope.txt") != std::string::npos);
+  CHECK(no_list.out.empty());
+  CHECK(run("ckpt good.pt --files-from clean.txt", d.path).exit == 2);
+  CHECK(run("ckpt --files-from clean.txt --output-format json", d.path).exit == 2);
 }
