@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 #include <set>
 
 #include "glob.h"
@@ -261,6 +262,14 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
       by_name[std::string(m.substr(dot + 1))].push_back(i);
     }
   }
+  // The top-level packages the project itself defines (`lightning` for src/lightning/...):
+  // imports of them are project imports even when a library of that name is known.
+  std::unordered_set<std::string> own_packages;
+  for (const auto& m : modules) {
+    std::string_view top = m;
+    if (top.starts_with("src.")) top.remove_prefix(4);
+    own_packages.insert(std::string(top.substr(0, top.find('.'))));
+  }
   std::vector<std::vector<uint32_t>> imports(all.size()), importers(all.size());
   for (uint32_t i = 0; i < all.size(); ++i) {
     const std::string* unsaved = options.unsaved_text ? options.unsaved_text(all[i].path) : nullptr;
@@ -273,7 +282,7 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
       std::string_view top = std::string_view(name).substr(0, name.find('.'));
       // An installed library is not read, unless the project is that library (Lightning's
       // own repository imports `lightning.pytorch` from src/lightning/pytorch).
-      if (options.external_package && options.external_package(top) && !by_name.contains(std::string(top))) continue;
+      if (options.external_package && options.external_package(top) && !own_packages.contains(std::string(top))) continue;
       // `a.b.c` may name module a.b.c or an attribute of module a.b.
       std::string_view n = name;
       for (int guard = 0; !n.empty() && guard < 64; ++guard) {
