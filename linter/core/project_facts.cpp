@@ -145,7 +145,19 @@ std::vector<uint32_t> ProjectFacts::reachable_ids(std::vector<uint32_t> roots, s
   return order;
 }
 
+bool ProjectFacts::project_has(const std::string& fact) const {
+  // Asked once per finding by the project-wide conditions: the set is built on first use.
+  if (!all_facts_) {
+    all_facts_.emplace();
+    for (const Function& f : functions_) all_facts_->insert(f.facts->facts.begin(), f.facts->facts.end());
+  }
+  return all_facts_->contains(fact);
+}
+
 std::vector<uint32_t> ProjectFacts::programs_of(const std::string& function) const {
+  // The same function is asked about for each of its findings and conditions.
+  auto memo = programs_.find(function);
+  if (memo != programs_.end()) return memo->second;
   std::vector<uint32_t> entries;
   std::vector<uint32_t> stack;
   std::unordered_set<uint32_t> seen;
@@ -175,6 +187,7 @@ std::vector<uint32_t> ProjectFacts::programs_of(const std::string& function) con
   }
   std::sort(entries.begin(), entries.end());
   entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  programs_.emplace(function, entries);
   return entries;
 }
 
@@ -223,6 +236,21 @@ bool ProjectFacts::always_called_in(uint32_t function, const std::string& contex
 
 
 bool ProjectFacts::holds(const ProjectCondition& c) const {
+  // Many findings carry the same condition (the program's entry "trains", the project
+  // "uses autocast"): each distinct one walks the call graph once.
+  thread_local std::string key;
+  key.assign(1, static_cast<char>(c.kind));
+  for (const auto& r : c.roots) key.append(r).push_back('\x1f');
+  key.append("\x1e").append(c.fact).append("\x1e").append(c.unless).append("\x1e").append(c.scope);
+  key.append("\x1e").append(c.unknown_callee_hint);
+  auto it = holds_.find(key);
+  if (it != holds_.end()) return it->second;
+  bool result = evaluate(c);
+  holds_.emplace(key, result);
+  return result;
+}
+
+bool ProjectFacts::evaluate(const ProjectCondition& c) const {
   switch (c.kind) {
     case ProjectCondition::Kind::kReachableHas: {
       for (uint32_t id : reachable(c.roots, nullptr)) {
@@ -252,7 +280,7 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
       return false;
     }
     case ProjectCondition::Kind::kProjectHas:
-      return std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, c.fact); });
+      return project_has(c.fact);
     case ProjectCondition::Kind::kProjectLacks:
     case ProjectCondition::Kind::kProgramHas: {
       // Over the programs that run the finding's function.
@@ -261,9 +289,7 @@ bool ProjectFacts::holds(const ProjectCondition& c) const {
         if (!entries.empty()) {
           return std::any_of(entries.begin(), entries.end(), [&](uint32_t e) { return program_has(e, fact); });
         }
-        if (c.kind == ProjectCondition::Kind::kProjectLacks || c.scope.empty()) {
-          return std::any_of(functions_.begin(), functions_.end(), [&](const Function& f) { return has_fact(*f.facts, fact); });
-        }
+        if (c.kind == ProjectCondition::Kind::kProjectLacks || c.scope.empty()) return project_has(fact);
         return file_has(c.scope, fact);
       };
       bool any = has(c.fact);

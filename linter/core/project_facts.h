@@ -4,10 +4,12 @@
 // establishes ("seeds-torch", "trains", ...) and its call sites with the contexts they
 // run in ("no-grad"). Facts are strings: core gives them no meaning, rules do.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "diagnostic.h"
@@ -97,6 +99,12 @@ class ProjectFacts {
   std::vector<std::vector<std::pair<uint32_t, const CallFact*>>> callers_;
   // Per entry point, the facts of everything its program reaches (filled on first use).
   mutable std::unordered_map<uint32_t, std::vector<std::string_view>> program_facts_;
+  // Memos of the project pass (single-threaded, after every file's analysis).
+  bool project_has(const std::string& fact) const;
+  mutable std::optional<std::unordered_set<std::string>> all_facts_;
+  mutable std::unordered_map<std::string, std::vector<uint32_t>> programs_;
+  mutable std::unordered_map<std::string, bool> holds_;
+  bool evaluate(const ProjectCondition& c) const;
 };
 
 }  // namespace torchlint
