@@ -1,9 +1,7 @@
 #include "audit_checkpoints.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>

@@ -265,11 +265,7 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
   // The top-level packages the project itself defines (`lightning` for src/lightning/...):
   // imports of them are project imports even when a library of that name is known.
   std::unordered_set<std::string> own_packages;
-  for (const auto& m : modules) {
-    std::string_view top = m;
-    if (top.starts_with("src.")) top.remove_prefix(4);
-    own_packages.insert(std::string(top.substr(0, top.find('.'))));
-  }
+  for (const auto& m : modules) own_packages.insert(std::string(top_level_package(m)));
   std::vector<std::vector<uint32_t>> imports(all.size()), importers(all.size());
   for (uint32_t i = 0; i < all.size(); ++i) {
     const std::string* unsaved = options.unsaved_text ? options.unsaved_text(all[i].path) : nullptr;
@@ -338,6 +334,11 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
     context.push_back(std::move(f));
   }
   return context;
+}
+
+std::string_view top_level_package(std::string_view module) {
+  if (module.starts_with("src.")) module.remove_prefix(4);
+  return module.substr(0, module.find('.'));
 }
 
 std::string module_name_for(const std::string& relative_path) {

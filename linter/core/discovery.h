@@ -59,5 +59,8 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
 // Dotted module name for a project-relative path ("pkg/utils.py" -> "pkg.utils",
 // "pkg/__init__.py" -> "pkg").
 std::string module_name_for(const std::string& relative_path);
+// The top-level package a module belongs to, as its imports name it: `lightning` for
+// `src.lightning.pytorch.demos` (a src/ layout is on the path, not imported).
+std::string_view top_level_package(std::string_view module);
 
 }  // namespace torchlint

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/discovery.h"
 #include "core/name_table.h"
 
 namespace torchlint::python {
@@ -71,9 +72,7 @@ SemanticModel::SemanticModel(std::string_view source, std::string module_name)
   // The top-level package this file belongs to, as its own imports name it (`src/lightning/
   // pytorch/x.py` imports `lightning.pytorch`): inside that package's repository, it is
   // project code, not an installed library.
-  std::string_view own = module_;
-  if (own.starts_with("src.")) own.remove_prefix(4);
-  own_package_ = std::string(own.substr(0, own.find('.')));
+  own_package_ = std::string(top_level_package(module_));
   std::string_view last = dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
   pytest_file_ = last.starts_with("test_") || last.ends_with("_test") || last == "conftest" ||
                  ("." + module_ + ".").find(".tests.") != std::string::npos ||

@@ -3,6 +3,19 @@
 
 namespace torchlint::report {
 
+namespace {
+
+nlohmann::ordered_json findings_json(const std::vector<const Diagnostic*>& findings) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Diagnostic* d : findings) {
+    out.push_back({{"code", d->code}, {"path", d->path}, {"line", d->start.line}, {"column", d->start.column},
+                   {"severity", severity_name(d->severity)}, {"message", d->message}});
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_audit_json(std::ostream& out, const AuditContext& ctx) {
   using json = nlohmann::ordered_json;
   const Scorecard& card = ctx.scorecard;
@@ -34,19 +47,8 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
     item["rules"] = r.item->rules;
     item["checked_by"] = r.checked_by;
     if (!r.reason.empty()) item["reason"] = r.reason;
-    json evidence = json::array();
-    for (const Diagnostic* d : r.evidence) {
-      evidence.push_back({{"code", d->code}, {"path", d->path}, {"line", d->start.line}, {"column", d->start.column},
-                          {"severity", severity_name(d->severity)}, {"message", d->message}});
-    }
-    item["evidence"] = evidence;
-    // Findings below --fail-on: shown, but they did not fail the item.
-    json advisory = json::array();
-    for (const Diagnostic* d : r.advisory) {
-      advisory.push_back({{"code", d->code}, {"path", d->path}, {"line", d->start.line}, {"column", d->start.column},
-                          {"severity", severity_name(d->severity)}, {"message", d->message}});
-    }
-    item["advisory"] = advisory;
+    item["evidence"] = findings_json(r.evidence);
+    item["advisory"] = findings_json(r.advisory);  // below --fail-on: shown, did not fail the item
     items.push_back(std::move(item));
   }
   doc["items"] = items;
