@@ -58,8 +58,11 @@ int main(int argc, char** argv) {
   app.add_option("--timed-runs", options.timed_runs, "latency: timed runs per batch size (at most)")->capture_default_str();
   app.add_option("--seconds-per-batch", options.seconds_per_batch, "latency: time budget per batch size (at least 10 runs)")
       ->capture_default_str();
-  app.add_option("--output-format", format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  app.add_option("-o,--output", output, "write the report to this file instead of stdout");
+  // `full` is the name the other torchlint binaries give their human-readable report.
+  app.add_option("--output-format", format, "text (or full) or json")
+      ->check(CLI::IsMember({"text", "full", "json"}))
+      ->capture_default_str();
+  app.add_option("-o,--output-file,--output", output, "write the report to this file instead of stdout");
   app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   try {
     app.parse(argc, argv);

@@ -271,6 +271,87 @@ TEST_CASE("rules and rule docs") {
   CHECK(run("--version").out.starts_with("torchlint "));
 }
 
+TEST_CASE("rule typos get a did-you-mean") {
+  TempDir d;
+  d.write("f.py", kViolation);
+  auto code = run("check --select TL3O4 f.py", d.path);
+  CHECK(code.exit == 2);
+  CHECK(code.err.find("unknown rule selector `TL3O4`; did you mean `TL304` (unsafe-torch-load)?") != std::string::npos);
+  CHECK(run("check --ignore unsafe-torch-lod f.py", d.path).err.find("did you mean `unsafe-torch-load`?") !=
+        std::string::npos);
+  CHECK(run("rule tl3o4").err.find("unknown rule `tl3o4`; did you mean `TL304`") != std::string::npos);
+  // Nothing close: no guess, the pointer to the list.
+  CHECK(run("check --select XYZ12345 f.py", d.path).err.find("unknown rule selector `XYZ12345` (see `torchlint rules`)") !=
+        std::string::npos);
+}
+
+TEST_CASE("full output ends with a summary line; --quiet prints the findings only") {
+  TempDir d;
+  d.write("pyproject.toml", "[project]\nname = 'p'\n");
+  d.write("a.py", "import torch\nsd = torch.load('x.pt')\nm = torch.nn.DataParallel(net)\n");
+  d.write("b.py", "x = 1\n");
+  auto full = run("check --no-cache a.py b.py", d.path);
+  CHECK(full.exit == 1);
+  CHECK(full.out.find("Found 2 findings in 2 files (1 fixable with `--fix`).\n") != std::string::npos);
+  CHECK(run("check --no-cache b.py", d.path).out == "All checks passed (1 file).\n");
+  auto quiet = run("check --no-cache -q a.py b.py", d.path);
+  CHECK(quiet.exit == 1);
+  CHECK(quiet.out.find("Found") == std::string::npos);
+  CHECK(quiet.out.find("a.py:2:6: TL304") != std::string::npos);
+  CHECK(run("check --no-cache --quiet b.py", d.path).out.empty());
+  // Concise and machine-readable formats never carry it on standard output.
+  CHECK(run("check --no-cache a.py --output-format concise", d.path).out.find("Found") == std::string::npos);
+}
+
+TEST_CASE("--exclude replaces the configuration's exclude, --extend-exclude adds to it") {
+  TempDir d;
+  d.write("pyproject.toml", "[tool.torchlint]\nexclude = [\"gen\"]\n");
+  d.write("gen/a.py", kViolation);
+  d.write("old/b.py", kViolation);
+  d.write("src/c.py", kViolation);
+  auto base = run("check --no-cache . --output-format concise", d.path);
+  CHECK(base.out.find("gen/a.py") == std::string::npos);
+  CHECK(base.out.find("old/b.py") != std::string::npos);
+  auto extend = run("check --no-cache . --extend-exclude old --output-format concise", d.path);
+  CHECK(extend.out.find("gen/a.py") == std::string::npos);
+  CHECK(extend.out.find("old/b.py") == std::string::npos);
+  CHECK(extend.out.find("src/c.py") != std::string::npos);
+  auto replace = run("check --no-cache . --exclude old,src --output-format concise", d.path);
+  CHECK(replace.out.find("gen/a.py") != std::string::npos);
+  CHECK(replace.out.find("old/b.py") == std::string::npos);
+  CHECK(replace.out.find("src/c.py") == std::string::npos);
+}
+
+TEST_CASE("standard input: `-` with --stdin-filename, findings, fixes and configuration") {
+  TempDir d;
+  d.write("pyproject.toml", "[tool.torchlint]\nper-file-ignores = { \"tests/*\" = [\"TL401\"] }\n");
+  fs::path input = d.write("buffer.txt", "import torch\nsd = torch.load('x.pt')\nm = torch.nn.DataParallel(net)\n");
+  auto lint = torchlint::testing::run_torchlint("check - --stdin-filename src/train.py --output-format concise", d.path,
+                                                input.string());
+  CHECK(lint.exit == 1);
+  CHECK(lint.out.find("src/train.py:2:6: TL304") != std::string::npos);
+  CHECK(lint.out.find("src/train.py:3:5: TL401") != std::string::npos);
+  CHECK_FALSE(fs::exists(d.path / "src/train.py"));  // named, never written
+  // The name decides the configuration that applies.
+  auto ignored = torchlint::testing::run_torchlint("check - --stdin-filename tests/t.py --output-format concise",
+                                                   d.path, input.string());
+  CHECK(ignored.out.find("TL401") == std::string::npos);
+  CHECK(ignored.out.find("tests/t.py:2:6: TL304") != std::string::npos);
+  // --fix: the fixed text on standard output, what is left on standard error.
+  auto fixed = torchlint::testing::run_torchlint("check - --stdin-filename src/train.py --fix --output-format concise",
+                                                 d.path, input.string());
+  CHECK(fixed.exit == 1);
+  CHECK(fixed.out == "import torch\nsd = torch.load('x.pt', weights_only=True)\nm = torch.nn.DataParallel(net)\n");
+  CHECK(fixed.err.find("src/train.py:3:5: TL401") != std::string::npos);
+  CHECK(fixed.err.find("TL304") == std::string::npos);
+  // Without a name: stdin.py. A C++ name or a second path: a usage error.
+  auto unnamed = torchlint::testing::run_torchlint("check - --output-format concise", d.path, input.string());
+  CHECK(unnamed.out.find("stdin.py:2:6: TL304") != std::string::npos);
+  CHECK(torchlint::testing::run_torchlint("check - --stdin-filename a.cpp", d.path, input.string()).exit == 2);
+  CHECK(torchlint::testing::run_torchlint("check - other.py", d.path, input.string()).exit == 2);
+  CHECK(run("check --stdin-filename a.py .", d.path).exit == 2);
+}
+
 TEST_CASE("--diff shows and --fix applies the safe fixes") {
   TempDir d;
   const std::string before =
@@ -301,6 +382,12 @@ TEST_CASE("--diff shows and --fix applies the safe fixes") {
   CHECK(fixed.out.find("f.py:7:8: TL304") != std::string::npos);
   auto again = run("check f.py --select TL204,TL304 --diff", d.path);
   CHECK(again.out.empty());
+
+  // --show-fixes: what was fixed, per file and rule.
+  d.write("f.py", before);
+  auto shown = run("check f.py --fix --show-fixes --output-format concise", d.path);
+  CHECK(shown.err.find("Fixed 3 findings:\n- f.py:\n    2 × TL204 (deprecated-amp-api)\n    1 × TL304 (unsafe-torch-load)\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("baseline: known findings stay hidden when code moves, reappear when edited") {

@@ -4,7 +4,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
 
 #include "audit_checkpoints.h"
 #include "check_command.h"
@@ -50,26 +54,58 @@ bool write_fixed_file(const std::string& path, std::string_view linted, const st
   return true;
 }
 
-// Applies (or prints as a diff) every fix; returns the number of fixes, or -1 on a write error.
-long apply_or_show_fixes(const CheckRun& run, bool diff_only, bool unsafe) {
+// What --fix did: the number of fixes applied per file and rule (for --show-fixes), and the
+// fixed text of a file read from standard input (which is printed, not written).
+struct FixesApplied {
+  long total = 0;
+  std::map<std::string, std::map<std::string, long>> per_file_code;
+  std::optional<std::string> stdin_text;
+};
+
+// Applies (or prints as a diff) every fix; nullopt on a write error. The file named
+// `stdin_path` came from standard input: its fixed text is returned, not written.
+std::optional<FixesApplied> apply_or_show_fixes(const CheckRun& run, bool diff_only, bool unsafe,
+                                                const std::string& stdin_path) {
   std::map<std::string, std::vector<const Diagnostic*>> by_file;
   for (const auto& d : run.outcome.diagnostics) {
     if (d.fix && (unsafe || !d.fix->unsafe)) by_file[d.path].push_back(&d);
   }
-  long total = 0;
+  FixesApplied applied;
   for (const auto& [path, diagnostics] : by_file) {
     auto source = run.outcome.sources.find(path);
     if (source == run.outcome.sources.end()) continue;
     std::string_view before = source->second->text();
     FixResult result = apply_fixes(before, diagnostics);
-    total += static_cast<long>(result.applied);
+    applied.total += static_cast<long>(result.applied);
+    for (const Diagnostic* d : result.applied_from) ++applied.per_file_code[path][d->code];
     if (diff_only) {
       std::cout << unified_diff(path, before, result.text);
-      continue;
+    } else if (path == stdin_path) {
+      applied.stdin_text = std::move(result.text);
+    } else if (!write_fixed_file(path, before, result.text)) {
+      return std::nullopt;
     }
-    if (!write_fixed_file(path, before, result.text)) return -1;
   }
-  return total;
+  return applied;
+}
+
+// --show-fixes: "Fixed 3 findings:" then, per file, how many of each rule.
+void print_fixes(std::ostream& out, const FixesApplied& applied) {
+  out << "Fixed " << applied.total << (applied.total == 1 ? " finding" : " findings") << ":\n";
+  for (const auto& [path, codes] : applied.per_file_code) {
+    out << "- " << path << ":\n";
+    for (const auto& [code, n] : codes) {
+      const RuleInfo* rule = registry().find(code);
+      out << "    " << n << " × " << code << (rule ? " (" + rule->name + ")" : "") << '\n';
+    }
+  }
+}
+
+// Standard input, whole (the `-` path: an editor piping its buffer).
+std::string read_stdin() {
+  std::ostringstream text;
+  text << std::cin.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -109,7 +145,7 @@ std::ostream* open_output(const std::string& path, std::ofstream& file) {
 
 CheckCommand::CheckCommand(CLI::App& app) {
   command_ = app.add_subcommand("check", "Lint Python files and directories");
-  command_->add_option("paths", paths_, "Files or directories (default: .)");
+  command_->add_option("paths", paths_, "Files or directories (default: .); `-` reads one file from standard input");
   command_->add_option("--select", select_, "Rules to enable: codes, prefixes (TL1), names, ALL")->delimiter('\0');
   command_->add_option("--extend-select", extend_select_, "Rules to enable in addition");
   command_->add_option("--ignore", ignore_, "Rules to disable");
@@ -117,6 +153,14 @@ CheckCommand::CheckCommand(CLI::App& app) {
   for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
   command_->add_option("--output-format", output_format_, formats_help)->envname("TORCHLINT_OUTPUT_FORMAT");
   command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
+  command_->add_option("--exclude", exclude_, "Paths to leave out, replacing the configuration's `exclude` (globs, comma lists)")
+      ->delimiter(',');
+  command_->add_option("--extend-exclude", extend_exclude_, "Paths to leave out in addition to the configuration's")
+      ->delimiter(',');
+  command_->add_option("--stdin-filename", stdin_filename_,
+                       "Name of the file read from standard input (`-`), for configuration, context and output (default: stdin.py)");
+  command_->add_flag("-q,--quiet", quiet_, "Print the findings and errors only: no summary line or progress notes");
+  command_->add_flag("--show-fixes", show_fixes_, "With --fix, list the fixes applied per file and rule");
   command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
   command_->add_option("--target-torch", target_torch_, "Lowest torch version the code must support, e.g. 2.4");
   command_->add_option("--target-torchvision", target_torchvision_,
@@ -142,7 +186,32 @@ int CheckCommand::run() const {
   if (!format) return kExitError;
   CheckRequest request;
   request.paths = paths_;
+  // `-`: one Python file from standard input, linted as if it were `--stdin-filename`
+  // (which need not exist): its configuration, project context and path in the output.
+  std::unordered_map<std::string, std::string> stdin_overlay;
+  std::string stdin_path;
+  if (std::count(paths_.begin(), paths_.end(), "-")) {
+    if (paths_.size() > 1) {
+      std::cerr << "torchlint: error: `-` (standard input) cannot be combined with other paths\n";
+      return kExitError;
+    }
+    stdin_path = stdin_filename_.empty() ? "stdin.py" : stdin_filename_;
+    if (std::filesystem::path(stdin_path).extension() != ".py" && std::filesystem::path(stdin_path).extension() != ".pyi") {
+      std::cerr << "torchlint: error: --stdin-filename: standard input is linted as Python; `" << stdin_path
+                << "` is not a .py or .pyi file\n";
+      return kExitError;
+    }
+    std::error_code ec;
+    stdin_overlay[std::filesystem::absolute(stdin_path, ec).lexically_normal().string()] = read_stdin();
+    request.paths = {stdin_path};
+    request.overlay = &stdin_overlay;
+  } else if (!stdin_filename_.empty()) {
+    std::cerr << "torchlint: error: --stdin-filename needs `-` among the paths\n";
+    return kExitError;
+  }
   request.selection = command_line_selection(*command_, select_, extend_select_, ignore_);
+  if (command_->count("--exclude")) request.exclude = exclude_;
+  request.extend_exclude = extend_exclude_;
   if (!config_file_.empty()) request.config_file = config_file_;
   if (!target_torch_.empty()) {
     request.target_torch = TorchVersion::parse(target_torch_);
@@ -184,16 +253,36 @@ int CheckCommand::run() const {
       std::cerr << "torchlint: error: " << error << '\n';
       return kExitError;
     }
-    std::cerr << "Wrote " << *written << (*written == 1 ? " finding" : " findings") << " to " << write_baseline_file_ << ".\n";
+    if (!quiet_) {
+      std::cerr << "Wrote " << *written << (*written == 1 ? " finding" : " findings") << " to " << write_baseline_file_
+                << ".\n";
+    }
     return run->outcome.errors.empty() ? kExitClean : kExitError;
   }
 
+  // The report goes where the fixed text of standard input does not: with `- --fix` the
+  // fixed file is the output (an editor replaces its buffer with it), the findings left
+  // go to standard error.
+  bool fixed_stdin = fix_ && !diff_ && !stdin_path.empty();
   if (fix_ || diff_) {
-    auto fixed = apply_or_show_fixes(*run, diff_, unsafe_fixes_);
-    if (fixed < 0) return kExitError;
-    if (diff_) return fixed > 0 && !exit_zero_ ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
-    if (fixed > 0) {
-      std::cerr << "Fixed " << fixed << (fixed == 1 ? " finding" : " findings") << ".\n";
+    auto fixed = apply_or_show_fixes(*run, diff_, unsafe_fixes_, stdin_path);
+    if (!fixed) return kExitError;
+    if (diff_) {
+      return fixed->total > 0 && !exit_zero_ ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
+    }
+    if (fixed_stdin) {
+      std::string_view text = fixed->stdin_text ? std::string_view(*fixed->stdin_text)
+                                                : std::string_view(stdin_overlay.begin()->second);
+      std::cout << text;
+      std::cout.flush();
+    }
+    if (fixed->total > 0) {
+      if (show_fixes_) {
+        print_fixes(std::cerr, *fixed);
+      } else if (!quiet_) {
+        std::cerr << "Fixed " << fixed->total << (fixed->total == 1 ? " finding" : " findings") << ".\n";
+      }
+      if (fixed->stdin_text) stdin_overlay.begin()->second = std::move(*fixed->stdin_text);
       run = run_check(request, error);  // report what is left, at its new positions
       if (!run) {
         std::cerr << "torchlint: error: " << error << '\n';
@@ -205,7 +294,7 @@ int CheckCommand::run() const {
   if (include_checkpoints_) add_checkpoint_findings(paths_.empty() ? std::vector<std::string>{"."} : paths_, run->enabled, run->outcome);
 
   std::ofstream file_out;
-  std::ostream* out = open_output(output_file_, file_out);
+  std::ostream* out = fixed_stdin && output_file_.empty() ? &std::cerr : open_output(output_file_, file_out);
   if (!out) return kExitError;
   int exit_code = kExitClean;
   size_t stale = 0;
@@ -219,7 +308,8 @@ int CheckCommand::run() const {
   } else if ((!run->outcome.diagnostics.empty() || (baseline_strict_ && stale)) && !exit_zero_) {
     exit_code = kExitFindings;
   }
-  report::ReportContext ctx{run->outcome, registry(), output_file_.empty() && !format->machine_readable && use_color(color_)};
+  bool to_terminal = output_file_.empty() && !fixed_stdin;
+  report::ReportContext ctx{run->outcome, registry(), to_terminal && !format->machine_readable && use_color(color_)};
   ctx.enabled = &run->enabled;
   ctx.checklist = builtin_checklist;
   std::error_code cwd_error;
@@ -227,6 +317,7 @@ int CheckCommand::run() const {
   if (!ctx.source_root.ends_with('/')) ctx.source_root += '/';
   ctx.exit_code = exit_code;
   ctx.baseline_active = !baseline_.empty();
+  ctx.summary = !quiet_;
   if (statistics_) {
     report::write_statistics(*out, ctx);
   } else {
@@ -234,10 +325,13 @@ int CheckCommand::run() const {
   }
   // File errors go to stderr in every format so machine-readable output stays parseable.
   for (const auto& e : run->outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
-  if (!format->machine_readable && !statistics_ && isatty(STDERR_FILENO)) {
-    size_t n = run->outcome.diagnostics.size();
-    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings") : std::string("All checks passed"))
-              << " in " << run->outcome.files_linted << (run->outcome.files_linted == 1 ? " file" : " files") << ".\n";
+  // The full format ends with its own summary; the other text formats get one on a
+  // terminal only (a pipe into grep or an editor wants the findings alone).
+  if (!quiet_ && !format->machine_readable && !statistics_ && format->write != report::write_full && isatty(STDERR_FILENO)) {
+    if (std::string line = report::summary_line(ctx); !line.empty()) std::cerr << line << '\n';
+  }
+  if (!quiet_ && run->outcome.files_linted == 0 && run->outcome.errors.empty()) {
+    std::cerr << "torchlint: warning: no Python, notebook or C++ files found in the given paths\n";
   }
   out->flush();
   return exit_code;

@@ -142,7 +142,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   LintOptions options;
   options.enabled = resolve_selection(rules, layers, unknown);
   if (!unknown.empty()) {
-    error = "unknown rule selector `" + unknown.front() + "` (see `torchlint rules`)";
+    error = unknown_selector_message(rules, unknown.front());
     return std::nullopt;
   }
   options.target_torch = run.target_torch;
@@ -154,7 +154,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   for (const auto& [pattern, selectors] : options.per_file_ignores) {
     for (const auto& s : selectors) {
       if (!selector_is_known(rules, s)) {
-        error = "per-file-ignores `" + pattern + "`: unknown rule selector `" + s + "`";
+        error = "per-file-ignores `" + pattern + "`: " + unknown_selector_message(rules, s);
         return std::nullopt;
       }
     }
@@ -173,7 +173,12 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   discovery.extensions = python.extensions();
   const auto& cpp_extensions = cpp_source_extensions();
   discovery.extensions.insert(discovery.extensions.end(), cpp_extensions.begin(), cpp_extensions.end());
-  if (run.config) discovery.exclude = run.config->exclude;
+  if (request.exclude) {
+    discovery.exclude = *request.exclude;
+  } else if (run.config) {
+    discovery.exclude = run.config->exclude;
+  }
+  discovery.exclude.insert(discovery.exclude.end(), request.extend_exclude.begin(), request.extend_exclude.end());
   if (request.overlay) {
     discovery.unsaved_text = [overlay = request.overlay](const fs::path& p) -> const std::string* {
       std::error_code ec;

@@ -26,6 +26,10 @@ struct ContextMemo {
 struct CheckRequest {
   std::vector<std::string> paths;
   SelectionLayer selection;  // from the command line
+  // --exclude replaces the configuration's `exclude` patterns; --extend-exclude adds to
+  // them (Ruff's meaning). Patterns are relative to the project root, as in the file.
+  std::optional<std::vector<std::string>> exclude;
+  std::vector<std::string> extend_exclude;
   std::optional<std::string> config_file;
   std::optional<TorchVersion> target_torch;
   std::optional<TorchVersion> target_torchvision;

@@ -85,7 +85,7 @@ Selection select_rules(const std::vector<std::string>& paths, const std::string&
   layers.push_back(command_line);
   std::vector<std::string> unknown;
   s.enabled = resolve_selection(registry(), layers, unknown);
-  if (!unknown.empty()) s.error = "unknown rule selector `" + unknown.front() + "` (see `torchlint rules`)";
+  if (!unknown.empty()) s.error = unknown_selector_message(registry(), unknown.front());
   return s;
 }
 

@@ -41,9 +41,10 @@ class CheckCommand {
   CLI::App* command_ = nullptr;
   std::vector<std::string> paths_, select_, extend_select_, ignore_;
   std::string output_format_ = "full", color_ = "auto", output_file_, config_file_, target_torch_, target_torchvision_;
+  std::vector<std::string> exclude_, extend_exclude_;
   bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false, no_cache_ = false,
-       unsafe_fixes_ = false, include_checkpoints_ = false;
-  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_;
+       unsafe_fixes_ = false, include_checkpoints_ = false, quiet_ = false, show_fixes_ = false;
+  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_, stdin_filename_;
   unsigned jobs_ = 0;
 };
 

@@ -4,25 +4,11 @@
 #include <iostream>
 
 #include "core/exit_code.h"
+#include "core/text.h"
 
 namespace torchlint::cli {
 
 namespace {
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The subcommand being parsed when the error came: the deepest one named in argv.
 const CLI::App* active_subcommand(const CLI::App& app, int argc, char** argv) {
@@ -41,19 +27,6 @@ const CLI::App* active_subcommand(const CLI::App& app, int argc, char** argv) {
 }
 
 }  // namespace
-
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
-  for (const auto& c : candidates) {
-    size_t d = edit_distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
-  return best;
-}
 
 int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv, const std::string& tool) {
   const CLI::App* where = active_subcommand(app, argc, argv);

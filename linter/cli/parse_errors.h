@@ -9,10 +9,6 @@
 
 namespace torchlint::cli {
 
-// The closest of `candidates` to `word` (edit distance at most a third of its length, at
-// least 1), or "".
-std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
-
 // Prints the error for `e` raised while parsing `argv` with `app`; returns the exit code.
 int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv, const std::string& tool);
 

@@ -5,6 +5,7 @@
 #include "check_command.h"
 #include "commands.h"
 #include "core/exit_code.h"
+#include "core/rule_selection.h"
 
 namespace torchlint::cli {
 
@@ -32,7 +33,7 @@ int list_rules(const std::string& format) {
 int show_rule(const std::string& code) {
   const RuleInfo* rule = registry().find(code);
   if (!rule) {
-    std::cerr << "torchlint: error: unknown rule `" << code << "` (see `torchlint rules`)\n";
+    std::cerr << "torchlint: error: unknown rule `" << code << "`" << rule_suggestion(registry(), code) << '\n';
     return kExitError;
   }
   std::cout << rule->doc;

@@ -7,7 +7,7 @@ namespace torchlint {
 FixResult apply_fixes(std::string_view original, const std::vector<const Diagnostic*>& diagnostics) {
   struct Pending {
     uint32_t start, end;
-    const Fix* fix;
+    const Diagnostic* diagnostic;
   };
   std::vector<Pending> fixes;
   for (const Diagnostic* d : diagnostics) {
@@ -17,7 +17,7 @@ FixResult apply_fixes(std::string_view original, const std::vector<const Diagnos
       start = std::min(start, e.start);
       end = std::max(end, e.end);
     }
-    fixes.push_back({start, end, &*d->fix});
+    fixes.push_back({start, end, d});
   }
   std::stable_sort(fixes.begin(), fixes.end(), [](const Pending& a, const Pending& b) { return a.start < b.start; });
   FixResult result;
@@ -29,7 +29,8 @@ FixResult apply_fixes(std::string_view original, const std::vector<const Diagnos
       ++result.skipped;
       continue;
     }
-    for (const auto& e : f.fix->edits) edits.push_back(e);
+    for (const auto& e : f.diagnostic->fix->edits) edits.push_back(e);
+    result.applied_from.push_back(f.diagnostic);
     covered_until = std::max(f.end, f.start + 1);
     any = true;
     ++result.applied;

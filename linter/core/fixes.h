@@ -12,6 +12,7 @@ struct FixResult {
   std::string text;     // the file with every applicable fix applied
   size_t applied = 0;   // fixes applied
   size_t skipped = 0;   // fixes left out because they overlap one applied before
+  std::vector<const Diagnostic*> applied_from;  // the findings whose fixes were applied
 };
 
 // Applies the fixes of `diagnostics` (all for the file whose text is `original`) in source

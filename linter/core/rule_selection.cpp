@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "text.h"
+
 namespace torchlint {
 
 bool RuleSet::any() const { return std::find(enabled_.begin(), enabled_.end(), true) != enabled_.end(); }
@@ -24,6 +26,22 @@ std::optional<int> selector_specificity(const std::string& selector, const RuleI
 bool selector_is_known(const RuleRegistry& registry, const std::string& selector) {
   return std::any_of(registry.rules().begin(), registry.rules().end(),
                      [&](const RuleInfo& r) { return selector_specificity(selector, r).has_value(); });
+}
+
+std::string rule_suggestion(const RuleRegistry& registry, std::string_view word) {
+  std::vector<std::string> candidates = {"ALL"};
+  for (const RuleInfo& r : registry.rules()) {
+    candidates.push_back(r.code);
+    candidates.push_back(r.name);
+  }
+  std::string best = closest_match(word, candidates);
+  if (best.empty()) return " (see `torchlint rules`)";
+  const RuleInfo* rule = registry.find(best);
+  return "; did you mean `" + best + "`" + (rule && best == rule->code ? " (" + rule->name + ")" : "") + "?";
+}
+
+std::string unknown_selector_message(const RuleRegistry& registry, const std::string& selector) {
+  return "unknown rule selector `" + selector + "`" + rule_suggestion(registry, selector);
 }
 
 RuleSet resolve_selection(const RuleRegistry& registry, const std::vector<SelectionLayer>& layers,

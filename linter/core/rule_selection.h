@@ -5,6 +5,7 @@
 // ignore wins a tie). Selectors are codes, code prefixes ("TL1"), kebab names or "ALL".
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "registry.h"
@@ -34,6 +35,11 @@ class RuleSet {
 // Returns an error message through `error` for selectors that match no rule at all.
 std::optional<int> selector_specificity(const std::string& selector, const RuleInfo& rule);
 bool selector_is_known(const RuleRegistry& registry, const std::string& selector);
+// What follows "unknown rule `X`": "; did you mean `TL304` (unsafe-torch-load)?" with the
+// closest code or name when one is close, else a pointer to `torchlint rules`.
+std::string rule_suggestion(const RuleRegistry& registry, std::string_view word);
+// "unknown rule selector `TL3O4`; did you mean `TL304` (unsafe-torch-load)?"
+std::string unknown_selector_message(const RuleRegistry& registry, const std::string& selector);
 
 // Applies the layers in order on top of the default set (rules on by default).
 // Unknown selectors are reported in `unknown`.

@@ -1,7 +1,9 @@
 #pragma once
 // Small text helpers shared by every front-end (one definition each).
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace torchlint {
 
@@ -18,6 +20,39 @@ inline std::string ascii_lower(std::string_view s) {
 inline std::string_view last_dotted_part(std::string_view dotted) {
   size_t dot = dotted.rfind('.');
   return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+// Levenshtein distance (insertions, deletions, substitutions of one byte each).
+inline size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest of `candidates` to `word` for a "did you mean": within an edit distance of
+// a third of the word's length (at least 1), so that unrelated words get no suggestion;
+// "" when none is that close. Case-insensitive (rule codes are typed in either case).
+inline std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::string lowered = ascii_lower(word);
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(lowered, ascii_lower(c));
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
 }
 
 }  // namespace torchlint

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> unknown;
   RuleSet enabled = resolve_selection(registry, {layer}, unknown);
   if (!unknown.empty()) {
-    std::cerr << "torchlint-cpp: error: unknown rule selector `" << unknown.front() << "`\n";
+    std::cerr << "torchlint-cpp: error: " << unknown_selector_message(registry, unknown.front()) << '\n';
     return 2;
   }
   for (size_t i = 0; i < registry.rules().size(); ++i) {

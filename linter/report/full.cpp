@@ -46,6 +46,27 @@ void write_full(std::ostream& out, const ReportContext& ctx) {
     if (d.fix && ctx.show_fixes) out << "  = " << paint(ctx.color, "36", "help: " + d.fix->message) << '\n';
     out << '\n';
   }
+  if (std::string line = ctx.summary ? summary_line(ctx) : ""; !line.empty()) out << line << '\n';
+}
+
+std::string summary_line(const ReportContext& ctx) {
+  auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + ' ' + (n == 1 ? one : many); };
+  const LintOutcome& o = ctx.outcome;
+  std::string files = count(o.files_linted, "file", "files");
+  if (o.diagnostics.empty()) return o.files_linted ? "All checks passed (" + files + ")." : "";
+  size_t safe = 0, unsafe = 0;
+  for (const auto& d : o.diagnostics) {
+    if (d.fix) ++(d.fix->unsafe ? unsafe : safe);
+  }
+  std::string line = "Found " + count(o.diagnostics.size(), "finding", "findings") + " in " + files;
+  if (safe || unsafe) {
+    line += " (";
+    if (safe) line += std::to_string(safe) + " fixable with `--fix`";
+    if (safe && unsafe) line += ", ";
+    if (unsafe) line += count(unsafe, "more fix", "more fixes") + " with `--unsafe-fixes`";
+    line += ")";
+  }
+  return line + ".";
 }
 
 }  // namespace torchlint::report

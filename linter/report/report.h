@@ -27,6 +27,7 @@ struct ReportContext {
   int exit_code = 0;
   std::string automation_id = "torchlint/python/";
   bool baseline_active = false;  // results carry baselineState
+  bool summary = false;          // the full format ends with summary_line (off: --quiet)
 };
 
 using Writer = void (*)(std::ostream&, const ReportContext&);
@@ -50,6 +51,10 @@ void write_github(std::ostream& out, const ReportContext& ctx);
 void write_gitlab(std::ostream& out, const ReportContext& ctx);
 // Counts per rule, most frequent first (like `ruff --statistics`).
 void write_statistics(std::ostream& out, const ReportContext& ctx);
+
+// "Found 3 findings in 2 files (1 fixable with `--fix`)." or "All checks passed (2 files).":
+// the last line of a human-readable run ("" when there was nothing to lint).
+std::string summary_line(const ReportContext& ctx);
 
 // Shared by the text formats.
 std::string location_prefix(const Diagnostic& d);

@@ -28,15 +28,16 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-// `torchlint ARGS` in `cwd`, with stdin closed and a two-minute limit (a hang fails the
-// test instead of blocking the suite).
-inline Result run_torchlint(const std::string& args, const std::filesystem::path& cwd) {
+// `torchlint ARGS` in `cwd`, with stdin empty (or read from `stdin_file`) and a two-minute
+// limit (a hang fails the test instead of blocking the suite).
+inline Result run_torchlint(const std::string& args, const std::filesystem::path& cwd,
+                            const std::string& stdin_file = "/dev/null") {
   namespace fs = std::filesystem;
   static int counter = 0;
   fs::path err_file = fs::temp_directory_path() /
                       ("torchlint-test-err-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
   std::string cmd = "cd " + shell_quote(cwd.string()) + " && timeout 120 " + shell_quote(TORCHLINT_BINARY) + " " +
-                    args + " 2>" + shell_quote(err_file.string()) + " </dev/null";
+                    args + " 2>" + shell_quote(err_file.string()) + " <" + shell_quote(stdin_file);
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe);
