@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/parse_errors.h"
 #include "options.h"
 #include "probe.h"
 
@@ -64,6 +65,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("-o,--output-file,--output", output, "write the report to this file instead of stdout");
   app.add_option("--color", color, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
+  bool exit_zero = false, quiet = false;
+  app.add_flag("--exit-zero", exit_zero, "exit 0 even when there are findings (a model that cannot run still exits 2)");
+  app.add_flag("-q,--quiet", quiet, "no progress on the terminal (the report only)");
   try {
     app.parse(argc, argv);
     std::string error;
@@ -72,13 +76,14 @@ int main(int argc, char** argv) {
     if (!memory_budget.empty()) options.memory_budget = require(parse_byte_size(memory_budget, error), error);
     if (!checks.empty()) options.checks = require(parse_check_list(checks, error), error);
     options.optimizer = require(parse_optimizer(optimizer, error), error);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitError;
+    return torchlint::cli::report_parse_error(app, e, argc, argv, "torchlint-probe");
   }
 
   // Progress goes to stderr, and only to a terminal: never into a report or a pipe.
-  const bool progress = isatty(STDERR_FILENO);
+  const bool progress = !quiet && isatty(STDERR_FILENO);
   if (progress) {
     options.progress = [](std::string_view check, size_t index, size_t total) {
       std::cerr << "\r\x1b[K[" << index + 1 << '/' << total << "] " << check << "..." << std::flush;
@@ -105,5 +110,6 @@ int main(int argc, char** argv) {
   if (!report.fatal.empty() && (format == "json" || to_file)) {
     std::cerr << "torchlint-probe: error: " << report.fatal << '\n';  // visible even when stdout is parsed
   }
-  return report.exit_code();
+  const int exit_code = report.exit_code();
+  return exit_zero && exit_code == 1 ? 0 : exit_code;
 }

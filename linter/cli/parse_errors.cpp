@@ -32,10 +32,11 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
   const CLI::App* where = active_subcommand(app, argc, argv);
   std::string message = e.what();
   std::string hint;
-  if (dynamic_cast<const CLI::RequiredError*>(&e) && where == &app && argc >= 2 && !std::string(argv[1]).starts_with("-")) {
+  std::vector<std::string> names;  // the subcommands, if the tool has any
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && where == &app && !names.empty() && argc >= 2 &&
+      !std::string(argv[1]).starts_with("-")) {
     // `torchlint chek`: CLI11 only says a subcommand is required.
-    std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
     message = "unknown command `" + std::string(argv[1]) + "`";
     if (std::string m = closest_match(argv[1], names); !m.empty()) hint = "did you mean `" + tool + " " + m + "`?";
   } else if (dynamic_cast<const CLI::ExtrasError*>(&e)) {

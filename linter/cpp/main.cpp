@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "core/lint_session.h"
+#include "cli/parse_errors.h"
 #include "core/rule_selection.h"
 #include "driver.h"
 #include "report/report.h"
@@ -46,9 +47,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line in torchlint's form, then where to read more.
-    std::cerr << "torchlint-cpp: error: " << e.what() << "\n(`torchlint-cpp --help` lists the options)\n";
-    return 2;
+    return cli::report_parse_error(app, e, argc, argv, "torchlint-cpp");
   }
 
   RuleRegistry registry;
