@@ -50,7 +50,7 @@ class MissingSeed final : public Rule {
     // a thread, a seed in a helper this TU defines but calls through a pointer).
     FunctionSummary& m = ctx_.summary()["main"];
     if (trains_) m.facts.insert("steps");
-    if (seeded_) return;
+    if (seeded_ || unresolved_seed_call()) return;
     ctx_.report_in_program("TL101", main_->getLocation(),
                            "this training program never seeds LibTorch: weight initialisation and shuffling differ on "
                            "every run; call `torch::manual_seed(seed)` at the start of `main` (and "
@@ -61,6 +61,21 @@ class MissingSeed final : public Rule {
  private:
   void fact(const CallExpr* c, const char* what, ASTContext& ast) {
     if (const FunctionDecl* from = named_function(c, ast)) ctx_.summary()[program_name(from, ast.getSourceManager())].facts.insert(what);
+  }
+  // A header Clang could not find (replaced by an empty stand-in) may declare the seeding
+  // helper: when the TU has errors, a call whose name says seed (`set_seed(42)`,
+  // `utils::seed_all(0)`) that Clang could not resolve decides, so stay silent.
+  bool unresolved_seed_call() const {
+    if (!ctx_.ast().getDiagnostics().hasErrorOccurred()) return false;
+    const SourceManager& sm = ctx_.sm();
+    std::string text = lower(std::string(sm.getBufferData(sm.getMainFileID())));
+    for (size_t at = text.find("seed"); at != std::string::npos; at = text.find("seed", at + 4)) {
+      size_t end = at + 4;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+      while (end < text.size() && text[end] == ' ') ++end;
+      if (end < text.size() && text[end] == '(') return true;
+    }
+    return false;
   }
   bool seeded_ = false, trains_ = false;
   const FunctionDecl* main_ = nullptr;
