@@ -23,6 +23,7 @@
 #include "core/lint_session.h"
 #include "nolint.h"
 #include "pch.h"
+#include "program.h"
 #include "rule.h"
 
 #ifndef TORCHLINT_CLANG_RESOURCE_DIR
@@ -98,7 +99,8 @@ class ErrorCollector : public DiagnosticConsumer {
 
 class LintConsumer : public ASTConsumer {
  public:
-  LintConsumer(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
+  LintConsumer(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
+      : enabled_(enabled), out_(out), summary_(summary) {}
   void HandleTranslationUnit(ASTContext& ast) override {
     SourceManager& sm = ast.getSourceManager();
     // Only the main file's declarations are visited: LibTorch's headers are ~100k
@@ -121,33 +123,39 @@ class LintConsumer : public ASTConsumer {
     if (!scope.empty()) finder.matchAST(ast);
     for (auto& r : rules) r->finish();
     out_ = std::move(ctx.findings());
+    summary_ = std::move(ctx.summary());
   }
 
  private:
   const std::set<std::string>& enabled_;
   std::vector<RawFinding>& out_;
+  TuSummary& summary_;
 };
 
 class LintAction : public ASTFrontendAction {
  public:
-  LintAction(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
+  LintAction(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
+      : enabled_(enabled), out_(out), summary_(summary) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<LintConsumer>(enabled_, out_);
+    return std::make_unique<LintConsumer>(enabled_, out_, summary_);
   }
 
  private:
   const std::set<std::string>& enabled_;
   std::vector<RawFinding>& out_;
+  TuSummary& summary_;
 };
 
 class LintActionFactory : public tooling::FrontendActionFactory {
  public:
-  LintActionFactory(const std::set<std::string>& enabled, std::vector<RawFinding>& out) : enabled_(enabled), out_(out) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(enabled_, out_); }
+  LintActionFactory(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
+      : enabled_(enabled), out_(out), summary_(summary) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(enabled_, out_, summary_); }
 
  private:
   const std::set<std::string>& enabled_;
   std::vector<RawFinding>& out_;
+  TuSummary& summary_;
 };
 
 // compile_commands.json in the file's directory or a parent (also in a `build/` folder
@@ -291,6 +299,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     bool failed = false;
     std::string missing_header;
     std::vector<std::string> standins;  // headers not found, replaced by empty ones
+    TuSummary summary;                  // for the program pass (program.h)
   };
   std::vector<Slot> slots(jobs.size());
   std::atomic<size_t> next{0};
@@ -342,7 +351,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     }
     slot = Slot{};
     slot.standins = standins;
-    LintActionFactory factory(options.enabled, slot.findings);
+    LintActionFactory factory(options.enabled, slot.findings, slot.summary);
     int rc = tool.run(&factory);
     if (rc != 0 || diags.getNumErrors() > 0) {
       slot.failed = true;
@@ -411,6 +420,17 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     for (unsigned t = 0; t < n; ++t) threads.emplace_back(work);
     for (auto& t : threads) t.join();
   }
+
+  // The program pass: findings that depend on the other TUs of the same executable.
+  std::vector<ProgramUnit> units(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto commands = jobs[i].db->getCompileCommands(jobs[i].absolute);
+    units[i].executable = commands.empty() ? program_key({}, "", jobs[i].absolute)
+                                           : program_key(commands.front().CommandLine, commands.front().Directory, jobs[i].absolute);
+    units[i].summary = &slots[i].summary;
+    units[i].findings = &slots[i].findings;
+  }
+  decide_program_findings(units);
 
   for (size_t i = 0; i < jobs.size(); ++i) {
     const FileJob& job = jobs[i];

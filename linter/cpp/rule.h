@@ -7,19 +7,39 @@
 #include <clang/ASTMatchers/ASTMatchFinder.h>
 #include <clang/ASTMatchers/ASTMatchers.h>
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace torchlint::cpp {
 
+// A finding that depends on other translation units of the same executable: kept only
+// if, over the program of its TU (main() and every function it reaches in the TUs of that
+// executable), each fact of `requires_facts` is reached and none of `unless_facts`.
+struct ProgramCondition {
+  std::vector<std::string> requires_facts, unless_facts;
+  bool empty() const { return requires_facts.empty() && unless_facts.empty(); }
+};
+
 struct RawFinding {
   std::string code;
   unsigned begin = 0;  // byte offsets in the main file
   unsigned end = 0;
   std::string message;
+  ProgramCondition program;
 };
+
+// What one TU tells the program pass (program.h) about the functions it defines: the facts
+// of their own bodies ("seeds", "steps") and what they call, by program-wide name
+// (qualified name; internal-linkage ones prefixed with their file). main() is "main".
+struct FunctionSummary {
+  std::set<std::string> facts;
+  std::set<std::string> calls;
+};
+using TuSummary = std::map<std::string, FunctionSummary>;
 
 class Context {
  public:
@@ -35,12 +55,21 @@ class Context {
   // Offset of a location in the main file (expansion location).
   unsigned offset(clang::SourceLocation loc) const { return sm_.getFileOffset(sm_.getExpansionLoc(loc)); }
 
+  // Reports a finding that the program pass decides (see ProgramCondition).
+  void report_in_program(std::string_view code, clang::SourceRange range, std::string message, ProgramCondition cond) {
+    size_t before = findings_.size();
+    report(code, range, std::move(message));
+    if (findings_.size() > before) findings_.back().program = std::move(cond);
+  }
+
   std::vector<RawFinding>& findings() { return findings_; }
+  TuSummary& summary() { return summary_; }
 
  private:
   clang::ASTContext& ast_;
   const clang::SourceManager& sm_;
   std::vector<RawFinding> findings_;
+  TuSummary summary_;
 };
 
 class Rule : public clang::ast_matchers::MatchFinder::MatchCallback {

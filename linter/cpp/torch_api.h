@@ -27,13 +27,27 @@ inline DeclarationMatcher scheduler_class() { return cxxRecordDecl(isSameOrDeriv
 inline DeclarationMatcher module_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::Module")); }
 inline DeclarationMatcher module_holder_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::ModuleHolder")); }
 inline DeclarationMatcher tensor_class() { return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase")); }
+// What has a forward pass and a training mode, beyond nn modules: a TorchScript module
+// (`torch::jit::load`, `torch::jit::script::Module` is an alias) and a type-erased
+// `torch::nn::AnyModule` (forward only).
+inline DeclarationMatcher model_class() {
+  return cxxRecordDecl(anyOf(isSameOrDerivedFrom("::torch::nn::Module"), isSameOrDerivedFrom("::torch::jit::Module"),
+                             hasName("::torch::nn::AnyModule")));
+}
 
-// `obj.name(...)` / `obj->name(...)` where obj is (a pointer to) a `cls`.
+// `obj.name(...)` / `obj->name(...)` of a method of `cls` (or a class derived from it). By
+// the method's class, not the object's type: the type of `net->` through a
+// `std::shared_ptr<Net>` is the typedef `element_type*`, and `torch::jit::script::Module`
+// is an alias, sugar that a match on the object's declaration does not look through.
 inline internal::BindableMatcher<Stmt> member_call(llvm::StringRef name, const DeclarationMatcher& cls) {
-  return cxxMemberCallExpr(callee(cxxMethodDecl(hasName(name))), thisPointerType(cls));
+  return cxxMemberCallExpr(callee(cxxMethodDecl(hasName(name), ofClass(cls))));
 }
 inline internal::BindableMatcher<Stmt> optimizer_call(llvm::StringRef name) { return member_call(name, optimizer_class()); }
 inline internal::BindableMatcher<Stmt> module_call(llvm::StringRef name) { return member_call(name, module_class()); }
+// eval()/train()/forward() on any model: through `->` of a ModuleHolder (`torch::nn::Linear`,
+// a TORCH_MODULE type, `torch::nn::Sequential`) or a `std::shared_ptr<Net>`, `.` on a
+// TorchScript module or AnyModule.
+inline internal::BindableMatcher<Stmt> model_call(llvm::StringRef name) { return member_call(name, model_class()); }
 
 // `loss.backward()` and `torch::autograd::backward({loss})`.
 inline internal::BindableMatcher<Stmt> backward_call() {
@@ -52,9 +66,10 @@ inline void add_training_step_matchers(MatchFinder& f, MatchFinder::MatchCallbac
   f.addMatcher(varDecl(hasType(optimizer_class()), unless(parmVarDecl())).bind("opt"), cb);
 }
 
-// A forward pass: `model->forward(x)`, `model.forward(x)`, `model(x)` (ModuleHolder).
+// A forward pass: `model->forward(x)`, `model.forward(x)`, `model(x)` (ModuleHolder),
+// `module.forward({x})` (TorchScript), `any.forward(x)` (AnyModule).
 inline internal::BindableMatcher<Stmt> forward_call() {
-  return expr(anyOf(module_call("forward"),
+  return expr(anyOf(model_call("forward"),
                     cxxOperatorCallExpr(hasOverloadedOperatorName("()"), hasArgument(0, expr(hasType(module_holder_class()))))));
 }
 
@@ -140,8 +155,20 @@ inline const CXXRecordDecl* module_impl(QualType t) {
 
 // ---- where a statement is ----
 
+inline bool is_false_literal(const Expr* e);
+// `do { ... } while (false)` runs once: the statement-like macros (AT_ASSERT, user
+// CHECK macros) expand to it, and an expression inside one is not in a loop of its own.
 inline bool is_loop(const Stmt* s) {
-  return isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<DoStmt>(s) || isa<CXXForRangeStmt>(s);
+  if (auto* d = dyn_cast<DoStmt>(s)) return !is_false_literal(d->getCond());
+  return isa<ForStmt>(s) || isa<WhileStmt>(s) || isa<CXXForRangeStmt>(s);
+}
+
+// Written by the user: the call's name (`item` of `loss.item<float>()`, the `<<`) comes
+// from the main file, directly or as a macro argument (`AT_ASSERT(loss.item<float>() >
+// 0)`), not from the body of a macro that a header (LibTorch's own) defines.
+inline bool written_in_main_file(const Expr* s, const SourceManager& sm) {
+  SourceLocation loc = s->getExprLoc();
+  return loc.isValid() && sm.isInMainFile(sm.getSpellingLoc(loc));
 }
 
 // Parent chain of `s` up to (excluding) the enclosing function or lambda; each entry is
@@ -295,19 +322,69 @@ inline bool in_no_grad_scope(const Stmt* s, ASTContext& ctx) {
 
 // ---- the main file's call graph ----
 
+// Skips the implicit nodes between an expression and what it is part of.
+inline const Stmt* semantic_parent(const Stmt* s, ASTContext& ctx) {
+  for (int depth = 0; s && depth < 8; ++depth) {
+    auto parents = ctx.getParents(*s);
+    if (parents.empty()) return nullptr;
+    const Stmt* p = parents[0].get<Stmt>();
+    if (!p) return nullptr;
+    if (isa<ImplicitCastExpr>(p) || isa<MaterializeTemporaryExpr>(p) || isa<ParenExpr>(p) || isa<CXXBindTemporaryExpr>(p)) {
+      s = p;
+      continue;
+    }
+    return p;
+  }
+  return nullptr;
+}
+
 // Which main-file function (or lambda) calls which, and which of them do something a rule
 // cares about (`mark`), so that a helper called in a loop counts as the loop doing it.
+// It also knows which functions have callers it cannot see: their address is taken, a
+// lambda is handed to another function, a method overrides a virtual one.
 class CallGraph {
  public:
   void add_matchers(MatchFinder& finder, MatchFinder::MatchCallback* cb) {
     finder.addMatcher(callExpr(callee(functionDecl().bind("cg.callee"))).bind("cg.call"), cb);
+    finder.addMatcher(declRefExpr(to(functionDecl().bind("cg.fn"))).bind("cg.ref"), cb);
+    finder.addMatcher(declRefExpr(to(varDecl(hasType(cxxRecordDecl(isLambda()))))).bind("cg.lambda_ref"), cb);
+    finder.addMatcher(lambdaExpr().bind("cg.lambda"), cb);
   }
   // Consumes the call graph's own matches.
   bool on_match(const MatchFinder::MatchResult& r) {
+    ASTContext& ctx = *r.Context;
+    if (auto* ref = r.Nodes.getNodeAs<DeclRefExpr>("cg.ref")) {
+      // `&fn`, `std::thread(fn)`: called from where we cannot see.
+      auto* call = dyn_cast_or_null<CallExpr>(semantic_parent(ref, ctx));
+      if (!call || call->getCallee()->IgnoreParenImpCasts() != ref) escaped_.insert(r.Nodes.getNodeAs<FunctionDecl>("cg.fn")->getCanonicalDecl());
+      return true;
+    }
+    if (auto* ref = r.Nodes.getNodeAs<DeclRefExpr>("cg.lambda_ref")) {
+      // A lambda variable used other than as `f(...)` is handed on.
+      auto* call = dyn_cast_or_null<CXXOperatorCallExpr>(semantic_parent(ref, ctx));
+      if (!call || call->getOperator() != OO_Call || call->getArg(0)->IgnoreParenImpCasts() != ref) {
+        if (const CXXRecordDecl* closure = ref->getType()->getAsCXXRecordDecl()) escaped_.insert(closure->getLambdaCallOperator()->getCanonicalDecl());
+      }
+      return true;
+    }
+    if (auto* lambda = r.Nodes.getNodeAs<LambdaExpr>("cg.lambda")) {
+      // Only a lambda kept in a variable of its own type has callers we can list.
+      const Stmt* p = lambda;
+      const VarDecl* var = nullptr;
+      for (int depth = 0; p && depth < 6 && !var; ++depth) {
+        auto parents = ctx.getParents(*p);
+        if (parents.empty()) break;
+        var = parents[0].get<VarDecl>();
+        p = parents[0].get<Stmt>();
+        if (p && !isa<ImplicitCastExpr>(p) && !isa<MaterializeTemporaryExpr>(p) && !isa<CXXConstructExpr>(p) && !isa<ExprWithCleanups>(p)) break;
+      }
+      if (!var || var->getType()->getAsCXXRecordDecl() != lambda->getLambdaClass()) escaped_.insert(lambda->getCallOperator()->getCanonicalDecl());
+      return true;
+    }
     auto* call = r.Nodes.getNodeAs<CallExpr>("cg.call");
     if (!call) return false;
     auto* callee = r.Nodes.getNodeAs<FunctionDecl>("cg.callee");
-    if (const Decl* from = enclosing_callable(call, *r.Context)) edges_[from->getCanonicalDecl()].insert(callee->getCanonicalDecl());
+    if (const Decl* from = enclosing_callable(call, ctx)) edges_[from->getCanonicalDecl()].insert(callee->getCanonicalDecl());
     calls_.push_back({call, callee->getCanonicalDecl()});
     return true;
   }
@@ -336,12 +413,61 @@ class CallGraph {
     return false;
   }
   const std::vector<std::pair<const CallExpr*, const Decl*>>& calls() const { return calls_; }
+  // The calls of `fn` this TU shows; empty when it has none or callers it cannot see
+  // (then no caller decides for it).
+  std::vector<const CallExpr*> known_callers(const Decl* fn) const {
+    fn = fn->getCanonicalDecl();
+    std::vector<const CallExpr*> out;
+    if (escaped_.contains(fn)) return out;
+    if (auto* m = dyn_cast<CXXMethodDecl>(fn); m && (m->size_overridden_methods() > 0 || m->isVirtual())) return out;
+    for (const auto& [call, callee] : calls_) {
+      if (callee == fn) out.push_back(call);
+    }
+    return out;
+  }
 
  private:
   std::map<const Decl*, std::set<const Decl*>> edges_;
   std::set<const Decl*> marked_;
+  std::set<const Decl*> escaped_;
   std::vector<std::pair<const CallExpr*, const Decl*>> calls_;
 };
+
+// ---- the program (linter/cpp/program.h) ----
+
+// The named function a statement belongs to: a lambda's body counts as the function that
+// writes the lambda (it runs as part of it, or of whatever it is handed to).
+inline const FunctionDecl* named_function(const Stmt* s, ASTContext& ctx) {
+  const Decl* d = enclosing_callable(s, ctx);
+  for (int depth = 0; d && depth < 16; ++depth) {
+    auto* m = dyn_cast<CXXMethodDecl>(d);
+    if (!m || !m->getParent()->isLambda()) return dyn_cast<FunctionDecl>(d);
+    d = dyn_cast_or_null<Decl>(m->getParent()->getParentFunctionOrMethod());
+  }
+  return nullptr;
+}
+
+// A function's name across the TUs of one program: its qualified name; `main`; a function
+// of internal linkage (static, anonymous namespace) is its file's own.
+inline std::string program_name(const FunctionDecl* fn, const SourceManager& sm) {
+  if (fn->isMain()) return "main";
+  std::string name = fn->getQualifiedNameAsString();
+  if (!fn->isExternallyVisible()) {
+    if (const FileEntry* file = sm.getFileEntryForID(sm.getFileID(sm.getExpansionLoc(fn->getLocation())))) {
+      name = std::string(file->getName()) + "#" + name;
+    }
+  }
+  return name;
+}
+
+// Declared by LibTorch or the standard library (under -I, not only -isystem).
+inline bool is_torch_decl(const NamedDecl* d) {
+  std::string q = d->getQualifiedNameAsString();
+  for (const char* ns : {"torch::", "at::", "c10::", "std::", "caffe2::"}) {
+    if (q.starts_with(ns)) return true;
+  }
+  return false;
+}
 
 // A source-order key for statements of the main file.
 inline unsigned order(const Stmt* s, ASTContext& ctx) {

@@ -27,11 +27,11 @@ class EvalModeMissing final : public Rule {
   using Rule::Rule;
   void register_matchers(MatchFinder& f) override {
     f.addMatcher(forward_call().bind("forward"), this);
-    f.addMatcher(module_call("eval").bind("eval"), this);
-    f.addMatcher(module_call("train").bind("train"), this);
+    f.addMatcher(model_call("eval").bind("eval"), this);
+    f.addMatcher(model_call("train").bind("train"), this);
     f.addMatcher(optimizer_call("step").bind("trains"), this);
     f.addMatcher(backward_call().bind("trains"), this);
-    f.addMatcher(callExpr(callee(functionDecl(hasName("::torch::load")))).bind("load"), this);
+    f.addMatcher(callExpr(callee(functionDecl(hasAnyName("::torch::load", "::torch::jit::load")))).bind("load"), this);
   }
   void run(const MatchFinder::MatchResult& r) override {
     ASTContext& ast = *r.Context;

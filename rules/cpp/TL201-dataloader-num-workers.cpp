@@ -17,6 +17,10 @@ Workers workers_of(const Expr* e) {
       continue;
     }
     if (isa<CXXDefaultArgExpr>(e)) return Workers::kUnset;  // make_data_loader(dataset)
+    if (auto* cast = dyn_cast<CXXFunctionalCastExpr>(e)) {  // DataLoaderOptions(32)
+      e = cast->getSubExpr();
+      continue;
+    }
     if (auto* call = dyn_cast<CXXMemberCallExpr>(e)) {
       const CXXMethodDecl* m = call->getMethodDecl();
       if (!m || m->getParent()->getQualifiedNameAsString() != "torch::data::DataLoaderOptions") return Workers::kUnknown;
@@ -50,10 +54,15 @@ class DataLoaderWorkers final : public Rule {
     f.addMatcher(callExpr(callee(functionDecl(hasName("::torch::data::make_data_loader")).bind("fn"))).bind("call"), this);
     f.addMatcher(optimizer_call("step").bind("step"), this);
     f.addMatcher(cxxForRangeStmt().bind("loop"), this);
+    graph_.add_matchers(f, this);
   }
   void run(const MatchFinder::MatchResult& r) override {
+    if (graph_.on_match(r)) return;
     if (auto* c = r.Nodes.getNodeAs<CallExpr>("call")) loaders_.push_back({c, r.Nodes.getNodeAs<FunctionDecl>("fn")});
-    if (auto* s = r.Nodes.getNodeAs<CallExpr>("step")) steps_.push_back(s);
+    if (auto* s = r.Nodes.getNodeAs<CallExpr>("step")) {
+      steps_.push_back(s);
+      graph_.mark(s, *r.Context);
+    }
     if (auto* l = r.Nodes.getNodeAs<CXXForRangeStmt>("loop")) loops_.push_back(l);
   }
   void finish() override {
@@ -77,18 +86,12 @@ class DataLoaderWorkers final : public Rule {
   }
 
  private:
-  // Training: shuffled (the default RandomSampler), stored in a variable named for
-  // training, or iterated by a loop that steps an optimizer.
+  // Training, decided as on the Python side: a variable named for training; not one named
+  // for evaluation (`test_loader`, `val_loader`); else by use: iterated by a loop that
+  // steps an optimizer (itself or through a helper), or handed to a function that trains,
+  // is training; used only by loops and functions that do not train, is not; unused or
+  // used where we cannot see: shuffled (the default RandomSampler) means training.
   bool is_training_loader(const CallExpr* call, const FunctionDecl* fn, ASTContext& ast) const {
-    if (fn) {
-      if (const TemplateArgumentList* args = fn->getTemplateSpecializationArgs()) {
-        for (const TemplateArgument& a : args->asArray()) {
-          if (a.getKind() != TemplateArgument::Type) continue;
-          const CXXRecordDecl* rd = a.getAsType()->getAsCXXRecordDecl();
-          if (rd && rd->getQualifiedNameAsString() == "torch::data::samplers::RandomSampler") return true;
-        }
-      }
-    }
     const VarDecl* var = nullptr;
     const Stmt* child = call;
     for (int depth = 0; depth < 8 && !var; ++depth) {
@@ -98,16 +101,45 @@ class DataLoaderWorkers final : public Rule {
       child = parents[0].get<Stmt>();
       if (!child || !isa<Expr>(child)) break;
     }
-    if (!var) return false;
-    if (lower(var->getNameAsString()).find("train") != std::string::npos) return true;
-    for (const CXXForRangeStmt* loop : loops_) {
-      if (!mentioned(loop->getRangeInit()).contains(var)) continue;
-      for (const CallExpr* s : steps_) {
-        if (is_inside(s, loop, ast)) return true;
+    if (var) {
+      std::string name = lower(var->getNameAsString());
+      if (name.find("train") != std::string::npos) return true;
+      for (const char* word : {"test", "val", "eval"}) {
+        if (name.find(word) != std::string::npos) return false;
+      }
+      int uses = 0, training_uses = 0;
+      for (const CXXForRangeStmt* loop : loops_) {
+        if (!mentioned(loop->getRangeInit()).contains(var)) continue;
+        ++uses;
+        bool steps = std::any_of(steps_.begin(), steps_.end(), [&](const CallExpr* s) { return is_inside(s, loop, ast); });
+        if (steps || graph_.scope_calls_marked(loop->getBody(), ast)) ++training_uses;
+      }
+      for (const auto& [use, callee] : graph_.calls()) {
+        // Only functions of this file decide: LibTorch's own (`loader->begin()`) are not uses.
+        auto* target = dyn_cast<FunctionDecl>(callee);
+        const FunctionDecl* body = nullptr;
+        if (!target || !target->hasBody(body) || !ctx_.in_main_file(body->getLocation())) continue;
+        bool passed = std::any_of(use->arguments().begin(), use->arguments().end(),
+                                  [&](const Expr* a) { return mentioned(a).contains(var); });
+        if (!passed) continue;
+        ++uses;
+        if (graph_.reaches(callee)) ++training_uses;
+      }
+      if (training_uses > 0) return true;
+      if (uses > 0) return false;
+    }
+    if (fn) {
+      if (const TemplateArgumentList* args = fn->getTemplateSpecializationArgs()) {
+        for (const TemplateArgument& a : args->asArray()) {
+          if (a.getKind() != TemplateArgument::Type) continue;
+          const CXXRecordDecl* rd = a.getAsType()->getAsCXXRecordDecl();
+          if (rd && rd->getQualifiedNameAsString() == "torch::data::samplers::RandomSampler") return true;
+        }
       }
     }
     return false;
   }
+  CallGraph graph_;
   std::vector<std::pair<const CallExpr*, const FunctionDecl*>> loaders_;
   std::vector<const CallExpr*> steps_;
   std::vector<const CXXForRangeStmt*> loops_;

@@ -1,5 +1,6 @@
 // TL206 host-sync-in-loop (C++): `.item<T>()`, `.cpu()` or printing a tensor on every
-// iteration of the loop that steps an optimizer.
+// iteration of the loop that steps an optimizer (itself or through a helper it calls),
+// also inside a checking macro's argument (`AT_ASSERT(loss.item<float>() > 0)`).
 #include "cpp/torch_api.h"
 
 namespace torchlint::cpp {
@@ -10,19 +11,28 @@ class HostSync final : public Rule {
  public:
   using Rule::Rule;
   void register_matchers(MatchFinder& f) override {
+    graph_.add_matchers(f, this);
     f.addMatcher(optimizer_call("step").bind("step"), this);
     f.addMatcher(member_call("item", tensor_class()).bind("sync"), this);
     f.addMatcher(member_call("cpu", tensor_class()).bind("sync"), this);
     f.addMatcher(cxxOperatorCallExpr(hasOverloadedOperatorName("<<"), hasArgument(1, expr(hasType(tensor_class())))).bind("sync"), this);
   }
   void run(const MatchFinder::MatchResult& r) override {
+    if (graph_.on_match(r)) return;
     if (auto* s = r.Nodes.getNodeAs<CallExpr>("step")) {
+      graph_.mark(s, *r.Context);
       if (const Stmt* loop = innermost_loop(s, *r.Context)) training_loops_.insert(loop);
     }
-    if (auto* s = r.Nodes.getNodeAs<CallExpr>("sync")) syncs_.push_back(s);
+    // A call LibTorch's own macros make (the macro body is in its header) is not the user's.
+    if (auto* s = r.Nodes.getNodeAs<CallExpr>("sync"); s && written_in_main_file(s, *r.SourceManager)) syncs_.push_back(s);
   }
   void finish() override {
     ASTContext& ast = ctx_.ast();
+    // A loop that calls a training-step helper steps the optimizer too.
+    for (const auto& [call, callee] : graph_.calls()) {
+      if (!graph_.reaches(callee)) continue;
+      if (const Stmt* loop = innermost_loop(call, ast)) training_loops_.insert(loop);
+    }
     std::set<const Stmt*> statements;
     for (const CallExpr* s : syncs_) {
       const Stmt* loop = innermost_loop(s, ast);
@@ -38,6 +48,7 @@ class HostSync final : public Rule {
   }
 
  private:
+  CallGraph graph_;
   std::set<const Stmt*> training_loops_;
   std::vector<const CallExpr*> syncs_;
 };
