@@ -171,6 +171,7 @@ void probe_into(Report& report, const ProbeOptions& given) {
     if (o.progress) o.progress(plan[i]->name, i, plan.size());
     CheckResult result;
     result.name = std::string(plan[i]->name);
+    result.rule = std::string(plan[i]->rule);
     const size_t findings_before = report.findings.size();
     CheckRun run{session, result, report.findings};
     const auto t0 = std::chrono::steady_clock::now();

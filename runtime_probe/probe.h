@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/rule_info.h"
+
 namespace torchlint::probe {
 
 using Json = nlohmann::ordered_json;  // figures keep the order they were written in
@@ -56,8 +58,9 @@ struct ProbeOptions {
   std::function<void(std::string_view check, size_t index, size_t total)> progress;
 };
 
-enum class Severity { kInfo, kWarning, kError };
-std::string_view severity_name(Severity s);
+// Severities are the catalog's (info, warning, error).
+using torchlint::Severity;
+using torchlint::severity_name;
 
 struct Finding {
   std::string code;      // TL901 ... TL908
@@ -77,6 +80,7 @@ std::string_view status_name(CheckStatus s);
 
 struct CheckResult {
   std::string name;
+  std::string rule;      // the code this check reports (empty: figures only)
   CheckStatus status = CheckStatus::kPassed;
   std::string reason;    // for skipped and error
   std::string headline;  // the key figures in a few words, for the text report

@@ -12,15 +12,6 @@
 
 namespace torchlint::probe {
 
-std::string_view severity_name(Severity s) {
-  switch (s) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarning: return "warning";
-    case Severity::kError: return "error";
-  }
-  return "?";
-}
-
 std::string_view status_name(CheckStatus s) {
   switch (s) {
     case CheckStatus::kPassed: return "passed";
@@ -72,6 +63,7 @@ Json Report::to_json() const {
   Json cs = Json::object();
   for (const CheckResult& c : checks) {
     cs[c.name] = Json{{"status", status_name(c.status)},
+                      {"rule", c.rule.empty() ? Json(nullptr) : Json(c.rule)},
                       {"seconds", c.seconds},
                       {"headline", c.headline},
                       {"reason", c.reason.empty() ? Json(nullptr) : Json(c.reason)},

@@ -116,8 +116,8 @@ struct CheckRun {
   std::vector<Finding>& findings;
 
   Json& figures() { return result.figures; }
-  void find(const ProbeRule& rule, std::string message) {
-    findings.push_back(make_finding(rule, result.name, std::move(message)));
+  void find(std::string_view code, std::string message) {
+    findings.push_back(make_finding(code, result.name, std::move(message)));
   }
   void skip(std::string reason) {
     result.status = CheckStatus::kSkipped;

@@ -148,7 +148,7 @@ bool audit_here(const AuditRequest& request, const Checklist& checklist,
     for (auto& d : found) diagnostics.push_back(std::move(d));
     if (std::any_of(probe.models.begin(), probe.models.end(), [](const report::ProbeModel& m) { return m.status == "probed"; })) {
       analysers.insert(Language::kProbe);
-      probe_not_run = probe_rules_not_run(probe);
+      probe_not_run = probe_rules_not_run(probe, registry());
     }
   }
   std::stable_sort(diagnostics.begin(), diagnostics.end(), diagnostic_less);

@@ -45,14 +45,6 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
   return out;
 }
 
-// Which probe check reports which rule.
-const std::vector<std::pair<std::string, std::string>>& check_rules() {
-  static const std::vector<std::pair<std::string, std::string>> map = {
-      {"amp", "TL901"}, {"memory", "TL902"}, {"benchmark", "TL903"}, {"export", "TL904"},
-      {"determinism", "TL905"}, {"mode", "TL906"}, {"finite", "TL907"}, {"latency", "TL908"}};
-  return map;
-}
-
 }  // namespace
 
 std::string find_probe_binary(const std::optional<std::string>& flag) {
@@ -195,7 +187,8 @@ std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, con
     for (const auto& f : m.report["findings"]) {
       if (!f.is_object() || !f.contains("code") || !f["code"].is_string()) continue;
       std::string code = f["code"].get<std::string>();
-      if (code == "TL908") continue;  // the latency figures: shown with the probe's charts
+      // The latency check's finding is its figures, shown with the probe's charts.
+      if (f.value("check", std::string()) == "latency") continue;
       const RuleInfo* rule = registry.find(code);
       auto index = rule ? registry.index_of(rule->code) : std::nullopt;
       if (!rule || !index || !enabled.contains(*index)) continue;
@@ -218,18 +211,21 @@ std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, con
   return out;
 }
 
-std::set<std::string> probe_rules_not_run(const report::ProbeSection& probe) {
-  std::set<std::string> not_run;
-  for (const auto& [check, code] : check_rules()) {
-    bool ran = false;
-    for (const auto& m : probe.models) {
-      if (m.status != "probed") continue;
-      const auto& checks = m.report.contains("checks") ? m.report["checks"] : nlohmann::ordered_json();
-      if (!checks.is_object() || !checks.contains(check)) continue;
-      std::string status = checks[check].value("status", std::string());
-      ran = ran || status == "passed" || status == "failed";
+std::set<std::string> probe_rules_not_run(const report::ProbeSection& probe, const RuleRegistry& registry) {
+  // The report of each probed model says which rule each of its checks reports.
+  std::set<std::string> ran;
+  for (const auto& m : probe.models) {
+    if (m.status != "probed" || !m.report.contains("checks") || !m.report["checks"].is_object()) continue;
+    for (const auto& [name, check] : m.report["checks"].items()) {
+      if (!check.is_object() || !check.contains("rule") || !check["rule"].is_string()) continue;
+      std::string status = check.value("status", std::string());
+      if (status == "passed" || status == "failed") ran.insert(check["rule"].get<std::string>());
     }
-    if (!ran) not_run.insert(code);
+  }
+  std::set<std::string> not_run;
+  for (const RuleInfo& rule : registry.rules()) {
+    bool probe_rule = std::find(rule.languages.begin(), rule.languages.end(), Language::kProbe) != rule.languages.end();
+    if (probe_rule && !ran.contains(rule.code)) not_run.insert(rule.code);
   }
   return not_run;
 }

@@ -39,11 +39,11 @@ std::string find_probe_binary(const std::optional<std::string>& flag);
 report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const ProbeRunOptions& options);
 
 // The probe's findings as diagnostics on the model file (line 1), for the rules `enabled`
-// selects. TL908 (the latency report every run prints) is a figure, not a finding.
+// selects. The latency check's report (every run prints one) is a figure, not a finding.
 std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled, const RuleRegistry& registry);
 
 // Probe rules whose check did not run on any model (skipped, or errors), so the items they
 // verify are not counted as checked by them.
-std::set<std::string> probe_rules_not_run(const report::ProbeSection& probe);
+std::set<std::string> probe_rules_not_run(const report::ProbeSection& probe, const RuleRegistry& registry);
 
 }  // namespace torchlint::cli

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "findings.h"
 #include "session.h"
 
 namespace torchlint::probe {
@@ -23,14 +24,21 @@ void compare_check(CheckRun& run);      // (info) A/B against --compare
 struct CheckEntry {
   std::string_view name;
   void (*run)(CheckRun&);
+  std::string_view rule;  // the code it reports ("": figures only); the audit reads it from the report
 };
 
 // In kCheckNames' order.
 inline constexpr CheckEntry kChecks[] = {
-    {"mode", mode_check},       {"finite", finite_check},     {"determinism", determinism_check},
-    {"amp", amp_check},         {"memory", memory_check},     {"export", export_check},
-    {"quantize", quantize_check}, {"benchmark", benchmark_check}, {"latency", latency_check},
-    {"compare", compare_check},
+    {"mode", mode_check, kSavedInTrainMode},
+    {"finite", finite_check, kNonFiniteOutput},
+    {"determinism", determinism_check, kNondeterministic},
+    {"amp", amp_check, kAmpUnsafe},
+    {"memory", memory_check, kMemoryBudget},
+    {"export", export_check, kExportNotReady},
+    {"quantize", quantize_check, ""},
+    {"benchmark", benchmark_check, kCudnnBenchmarkGain},
+    {"latency", latency_check, kLatencyReport},
+    {"compare", compare_check, ""},
 };
 static_assert(std::size(kChecks) == std::size(kCheckNames));
 

@@ -122,15 +122,11 @@ TEST_CASE("option values parse, and bad ones say why") {
   CHECK_FALSE(parse_optimizer("lion", error));
 }
 
-TEST_CASE("the probe's rule table matches the catalog") {
-  for (const ProbeRule& rule : probe_rules()) {
-    CAPTURE(rule.code);
-    const torchlint::RuleInfo& info = torchlint::catalog_entry(rule.code);
-    CHECK(info.name == rule.name);
-    CHECK(static_cast<int>(info.severity) == static_cast<int>(rule.severity));
-    CHECK(info.languages == std::vector<torchlint::Language>{torchlint::Language::kProbe});
-    CHECK_FALSE(info.doc.empty());
-  }
+TEST_CASE("a finding takes its name and severity from the catalog") {
+  const Finding f = make_finding(kNonFiniteOutput, "finite", "NaN");
+  CHECK(f.name == "non-finite-output");
+  CHECK(f.severity == torchlint::Severity::kError);
+  CHECK_THROWS(make_finding("TL999", "finite", "undeclared"));
 }
 
 TEST_CASE("a clean MLP passes every CPU check, with the expected figures") {
@@ -153,6 +149,23 @@ TEST_CASE("a clean MLP passes every CPU check, with the expected figures") {
     CAPTURE(name);
     CHECK(check(r, name).status == CheckStatus::kPassed);
   }
+  // Every probe rule of the catalog is reported by exactly one check, and the report says
+  // which (the audit reads it there instead of keeping its own table).
+  std::map<std::string, int> checks_per_rule;
+  for (const CheckResult& c : r.checks) {
+    if (c.rule.empty()) continue;
+    CAPTURE(c.name);
+    const torchlint::RuleInfo& info = torchlint::catalog_entry(c.rule);
+    CHECK(info.languages == std::vector<torchlint::Language>{torchlint::Language::kProbe});
+    CHECK_FALSE(info.doc.empty());
+    ++checks_per_rule[info.code];
+  }
+  for (const torchlint::RuleInfo& info : torchlint::rule_catalog()) {
+    if (info.languages != std::vector<torchlint::Language>{torchlint::Language::kProbe}) continue;
+    CAPTURE(info.code);
+    CHECK(checks_per_rule[info.code] == 1);
+  }
+  CHECK(r.to_json()["checks"]["amp"]["rule"] == "TL901");
   const Json& amp = check(r, "amp").figures["cpu_bfloat16"];
   CHECK(amp["passed"] == true);
   CHECK(amp["max_rel"].get<double>() > 0);  // bf16 does round
