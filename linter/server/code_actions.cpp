@@ -83,7 +83,7 @@ json LanguageServer::code_actions(const json& params) {
   for (const Diagnostic& d : doc->findings) {
     if (d.fix && !d.fix->unsafe && !d.fix->edits.empty()) any_fix = true;
     if (!lines_overlap(d, first, last) || !wanted("quickfix")) continue;
-    json diagnostic = to_lsp(*doc->linted, d);
+    json diagnostic = to_lsp(*doc->linted, d, doc->uri);
     if (d.fix && !d.fix->unsafe && !d.fix->edits.empty()) {
       json edits = json::array();
       for (const Edit& e : d.fix->edits) {
@@ -195,7 +195,7 @@ json LanguageServer::add_to_baseline(const json& args) {
   const std::string code = args[1].get<std::string>();
   const Diagnostic* finding = nullptr;
   for (const Diagnostic& d : doc->findings) {
-    if (d.code == code && to_lsp(*doc->linted, d)["range"]["start"] == args[2]) finding = &d;
+    if (d.code == code && to_lsp(*doc->linted, d, doc->uri)["range"]["start"] == args[2]) finding = &d;
   }
   if (!finding) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no " + code + " finding there");
   // The entry as `check --write-baseline` would write it, merged into the file's entries.

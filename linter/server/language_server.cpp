@@ -639,21 +639,35 @@ json LanguageServer::lsp_range(const TextDocument& text, uint32_t begin, uint32_
   return {{"start", {{"line", a.line}, {"character", a.character}}}, {"end", {{"line", b.line}, {"character", b.character}}}};
 }
 
-json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d) const {
+json LanguageServer::lsp_location(const TextDocument& text, const std::string& uri, Position start, Position end) const {
+  uint32_t begin = text.offset_of_line_column(start.line, start.column);
+  uint32_t finish = std::max(begin, text.offset_of_line_column(end.line, end.column));
+  return {{"uri", uri}, {"range", lsp_range(text, begin, finish)}};
+}
+
+json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d, const std::string& uri) const {
   auto [begin, end] = byte_range(text, d);
   json out = {{"range", lsp_range(text, begin, end)},
               {"severity", d.severity == Severity::kError ? 1 : d.severity == Severity::kWarning ? 2 : 3},
               {"code", d.code},
               {"source", "torchlint"},
               {"message", d.message}};
-  if (!d.name.empty()) out["codeDescription"] = {{"href", "https://torchlint.dev/rules/" + d.name}};
+  // The rule's doc page under the build's home page (the one SARIF links to as well).
+  if (std::string href = rule_doc_url(d.name); !href.empty()) out["codeDescription"] = {{"href", href}};
   if (d.fix) out["data"] = {{"fix", d.fix->message}, {"safe", !d.fix->unsafe}};
+  if (!uri.empty() && !d.related.empty()) {
+    json related = json::array();
+    for (const auto& r : d.related) {
+      related.push_back({{"location", lsp_location(text, uri, r.start, r.end)}, {"message", r.message}});
+    }
+    out["relatedInformation"] = std::move(related);
+  }
   return out;
 }
 
 void LanguageServer::publish(const Document& doc) {
   json diagnostics = json::array();
-  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(*doc.linted, d));
+  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(*doc.linted, d, doc.uri));
   notify("textDocument/publishDiagnostics",
          {{"uri", doc.uri}, {"version", doc.linted->version()}, {"diagnostics", std::move(diagnostics)}});
 }

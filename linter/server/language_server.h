@@ -141,7 +141,9 @@ class LanguageServer {
   bool defer_until_fresh(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
   void answer_deferred();
   void publish(const Document& doc);
-  nlohmann::json to_lsp(const TextDocument& text, const Diagnostic& d) const;
+  // `uri`: the document's, for the related locations (empty: the caller adds them).
+  nlohmann::json to_lsp(const TextDocument& text, const Diagnostic& d, const std::string& uri) const;
+  nlohmann::json lsp_location(const TextDocument& text, const std::string& uri, Position start, Position end) const;
   nlohmann::json lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const;
   std::pair<uint32_t, uint32_t> byte_range(const TextDocument& text, const Diagnostic& d) const;
 

@@ -2,6 +2,7 @@
 // cells are linted as one module, in order, as `torchlint check` lints an .ipynb file,
 // and each finding is published on the cell that holds it.
 #include <algorithm>
+#include <tuple>
 
 #include "core/discovery.h"
 #include "language_server.h"
@@ -132,6 +133,19 @@ void LanguageServer::add_notebooks(LintJob& job) const {
   }
 }
 
+namespace {
+
+// A range of the notebook's module in the lines of the cell that starts at module line
+// `first` (the next cell at `next`); a range running past the cell ends at it.
+std::pair<Position, Position> in_cell(Position start, Position end, uint32_t first, uint32_t next, const TextDocument& cell) {
+  start.line -= first - 1;
+  if (end.line >= next) end = {cell.line_count(), UINT32_MAX};
+  else end.line -= first - 1;
+  return {start, end};
+}
+
+}  // namespace
+
 void LanguageServer::publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings) {
   for (size_t i = 0; i < part.cells.size(); ++i) {
     const auto& cell = part.cells[i];
@@ -140,11 +154,23 @@ void LanguageServer::publish_notebook(const LintJob::NotebookPart& part, const s
     json diagnostics = json::array();
     for (Diagnostic d : findings) {
       if (d.start.line < cell.first_line || d.start.line >= next) continue;
-      // Lines of the module to lines of the cell; a range running past the cell ends at it.
-      d.start.line -= cell.first_line - 1;
-      if (d.end.line >= next) d.end = {text.line_count(), UINT32_MAX};
-      else d.end.line -= cell.first_line - 1;
-      diagnostics.push_back(to_lsp(text, d));
+      std::tie(d.start, d.end) = in_cell(d.start, d.end, cell.first_line, next, text);
+      json diagnostic = to_lsp(text, d, "");
+      // A related location may be in another cell: it gets that cell's URI and lines.
+      json related = json::array();
+      for (const auto& r : d.related) {
+        for (size_t j = 0; j < part.cells.size(); ++j) {
+          const auto& other = part.cells[j];
+          uint32_t other_next = j + 1 < part.cells.size() ? part.cells[j + 1].first_line : UINT32_MAX;
+          if (r.start.line < other.first_line || r.start.line >= other_next) continue;
+          TextDocument other_text(other.text, 0);
+          auto [start, end] = in_cell(r.start, r.end, other.first_line, other_next, other_text);
+          related.push_back({{"location", lsp_location(other_text, other.uri, start, end)}, {"message", r.message}});
+          break;
+        }
+      }
+      if (!related.empty()) diagnostic["relatedInformation"] = std::move(related);
+      diagnostics.push_back(std::move(diagnostic));
     }
     notify("textDocument/publishDiagnostics", {{"uri", cell.uri}, {"diagnostics", std::move(diagnostics)}});
   }

@@ -107,11 +107,14 @@ struct IterationEvent {
 inline std::vector<IterationEvent> iteration(const LoopState& loop, const NestedLoops& nested) {
   std::vector<IterationEvent> out;
   out.reserve(loop.events.size());
-  for (const auto& e : loop.events) {
+  if (loop.guarded.size() != loop.events.size()) loop.guarded.assign(loop.events.size(), -1);
+  for (size_t i = 0; i < loop.events.size(); ++i) {
+    const LoopEvent& e = loop.events[i];
     IterationEvent ie;
     ie.event = &e;
     ie.nested = !ts_node_is_null(nested.nested_in(loop.node, e.node));
-    ie.guarded = !ie.nested && (e.conditional || guarded_within(e.node, loop.node));
+    if (!ie.nested && !e.conditional && loop.guarded[i] < 0) loop.guarded[i] = guarded_within(e.node, loop.node) ? 1 : 0;
+    ie.guarded = !ie.nested && (e.conditional || loop.guarded[i] == 1);
     out.push_back(ie);
   }
   return out;

@@ -146,6 +146,95 @@ def open_change_fix_cycle(env):
     assert c.close() == 0
 
 
+LOOPS = """import torch
+
+
+def fit(model, loader, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+        scheduler.step()
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict(), "epoch": epoch}
+        torch.save(state, "ckpt.pt")
+
+
+if __name__ == "__main__":
+    fit(None, [], 1)
+"""
+
+
+def check_findings(path):
+    """`torchlint check` on the file as it is on disk, as comparable tuples: rule, message,
+    start (0-based line, 0-based column) and related locations (start and message)."""
+    run = subprocess.run([BINARY, "check", path, "--output-format", "sarif", "--no-cache"], cwd=os.path.dirname(path),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    out = []
+    for result in json.loads(run.stdout)["runs"][0]["results"]:
+        region = result["locations"][0]["physicalLocation"]["region"]
+        related = tuple((r["physicalLocation"]["region"]["startLine"] - 1, r["physicalLocation"]["region"]["startColumn"] - 1,
+                         r["message"]["text"]) for r in result.get("relatedLocations", []))
+        out.append((result["ruleId"], result["message"]["text"], region["startLine"] - 1, region["startColumn"] - 1,
+                    related))
+    return sorted(out)
+
+
+def server_findings(message):
+    out = []
+    for d in message["params"]["diagnostics"]:
+        related = tuple((r["location"]["range"]["start"]["line"], r["location"]["range"]["start"]["character"],
+                         r["message"]) for r in d.get("relatedInformation", []))
+        out.append((d["code"], d["message"], d["range"]["start"]["line"], d["range"]["start"]["character"], related))
+    return sorted(out)
+
+
+@test
+def findings_match_check_after_each_edit(env):
+    # The server lints the editor's text incrementally (re-parse from the last tree, the
+    # project's context kept); after every edit its findings must be exactly those of
+    # `torchlint check` on the same text, related locations included.
+    path = os.path.join(env.project, "loops.py")
+    text = LOOPS
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    c = env.client()
+    c.open(path, text)
+    _, m = c.diagnostics(path)
+    assert server_findings(m) == check_findings(path)
+    # Each edit comments a line out (or back in, or rewrites it): one incremental change.
+    edits = [("            optimizer.zero_grad()", "#           optimizer.zero_grad()"),   # TL103
+             ("#           optimizer.zero_grad()", "            optimizer.zero_grad()"),
+             ("        scheduler.step()", "#       scheduler.step()"),                     # TL105
+             ("#       scheduler.step()", "        scheduler.step()"),
+             ('"optimizer": optimizer.state_dict(), ', ""),                               # TL301
+             ("            optimizer.step()", "            scheduler.step()\n            optimizer.step()"),  # TL106
+             ("            loss.backward()\n            scheduler.step()\n            optimizer.step()",
+              "            optimizer.step()\n            loss.backward()"),              # TL104
+             ]
+    seen_codes, seen_related = set(), 0
+    for version, (old, new) in enumerate(edits, start=2):
+        assert old in text, old
+        c.change(path, version, [{"range": full_range_of(text, old), "text": new}])
+        text = text.replace(old, new, 1)
+        _, m = c.diagnostics(path, version=version)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        got, want = server_findings(m), check_findings(path)
+        assert got == want, f"after edit {version - 1}:\nserver {got}\ncheck  {want}"
+        seen_codes |= {g[0] for g in got}
+        seen_related += sum(1 for g in got if g[4])
+    # The edits did make the rules report, some with a second location.
+    assert {"TL103", "TL105", "TL301"} <= seen_codes, seen_codes
+    assert seen_related >= 2, seen_related
+    assert c.close() == 0
+
+
 @test
 def requests_wait_for_the_current_text(env):
     c = env.client()
