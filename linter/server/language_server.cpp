@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -65,8 +66,15 @@ uint64_t context_key(const LintJob& job, uint64_t disk_generation) {
 
 // Runs one lint (any thread): what `torchlint check` does for the job's paths, with the
 // editor's texts in place of the files.
+double process_cpu_milliseconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
 void run_lint(LintJob& job) {
   auto started = Clock::now();
+  double cpu_started = process_cpu_milliseconds();
   cli::CheckRequest request;
   request.paths = job.paths;
   request.selection = job.selection;
@@ -90,6 +98,7 @@ void run_lint(LintJob& job) {
   for (const auto& e : run->outcome.errors) job.problems.push_back(e.path + ": " + e.message);
   job.context_files = run->context_files;
   job.milliseconds = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  job.cpu_milliseconds = process_cpu_milliseconds() - cpu_started;
 }
 
 const std::vector<std::string> kPythonExtensions = {".py", ".pyi", ".ipynb"};
@@ -589,10 +598,10 @@ void LanguageServer::apply(LintJob job) {
     publish(doc);
   }
   for (const auto& part : job.notebooks) publish_notebook(part, job.findings[fs::path(part.path)]);
-  char line[200];
-  std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", job.documents.size(),
-                job.project.string().c_str(), job.context_files, job.milliseconds);
-  log(4, line);
+  char times[96];
+  std::snprintf(times, sizeof times, " in %.1f ms (cpu %.1f ms)", job.milliseconds, job.cpu_milliseconds);
+  log(4, "linted " + std::to_string(job.documents.size()) + " open file(s) of " + job.project.string() + " (+" +
+             std::to_string(job.context_files) + " for context)" + times);
   answer_deferred();
 }
 

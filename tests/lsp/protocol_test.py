@@ -212,7 +212,7 @@ def findings_match_check_after_each_edit(env):
              ("#           optimizer.zero_grad()", "            optimizer.zero_grad()"),
              ("        scheduler.step()", "#       scheduler.step()"),                     # TL105
              ("#       scheduler.step()", "        scheduler.step()"),
-             ('"optimizer": optimizer.state_dict(), ', ""),                               # TL301
+             (' "optimizer": optimizer.state_dict(),', ""),                                # TL301
              ("            optimizer.step()", "            scheduler.step()\n            optimizer.step()"),  # TL106
              ("            loss.backward()\n            scheduler.step()\n            optimizer.step()",
               "            optimizer.step()\n            loss.backward()"),              # TL104
