@@ -597,7 +597,7 @@ void LanguageServer::apply(LintJob job) {
     doc.findings = std::move(job.findings[doc.path]);
     publish(doc);
   }
-  for (const auto& part : job.notebooks) publish_notebook(part, job.findings[fs::path(part.path)]);
+  for (const auto& part : job.notebooks) publish_notebook(job.project, part, job.findings[fs::path(part.path)]);
   char times[96];
   std::snprintf(times, sizeof times, " in %.1f ms (cpu %.1f ms)", job.milliseconds, job.cpu_milliseconds);
   log(4, "linted " + std::to_string(job.documents.size()) + " open file(s) of " + job.project.string() + " (+" +
@@ -606,6 +606,8 @@ void LanguageServer::apply(LintJob job) {
 }
 
 bool LanguageServer::fresh(const Document& doc) const {
+  // A cell's findings hold while its text is the one its notebook was linted with.
+  if (doc.cell) return doc.linted && doc.linted->text() == doc.text.text();
   return !doc.lintable || (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text());
 }
 

@@ -67,6 +67,7 @@ struct LintJob {
   struct NotebookCell {
     std::string uri;
     uint32_t first_line = 1;  // in the module, 1-based
+    uint32_t first_byte = 0;  // in the module
     std::string text;
   };
   struct NotebookPart {
@@ -100,6 +101,10 @@ class LanguageServer {
     std::filesystem::path project;
     TextDocument text;
     bool lintable = false;  // a Python source or notebook
+    // A notebook's code cell: linted with its notebook, not alone; `linted` and `findings`
+    // are the cell's share of the notebook's last lint, in the cell's own lines and bytes,
+    // so that code actions and hover work on it as on a file.
+    bool cell = false;
     std::shared_ptr<ParseMemo> memo = std::make_shared<ParseMemo>();  // the last parse
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;
@@ -128,7 +133,8 @@ class LanguageServer {
   void notebook_did_change(const nlohmann::json& params);
   void notebook_did_close(const nlohmann::json& params);
   void add_notebooks(LintJob& job) const;
-  void publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings);
+  void publish_notebook(const std::filesystem::path& project, const LintJob::NotebookPart& part,
+                        const std::vector<Diagnostic>& findings);
   Document* document(const nlohmann::json& text_document_identifier);
 
   // Linting: every open document of a project at once, from the editor's texts, on a

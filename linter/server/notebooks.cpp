@@ -39,6 +39,7 @@ void LanguageServer::open_cell(const json& item) {
   Document doc;
   doc.uri = item.at("uri").get<std::string>();
   doc.text = TextDocument(item.at("text").get<std::string>(), item.value("version", int64_t{0}));
+  doc.cell = true;
   documents_[doc.uri] = std::move(doc);
 }
 
@@ -123,7 +124,7 @@ void LanguageServer::add_notebooks(LintJob& job) const {
       auto doc = documents_.find(cell_uri);
       if (!code || doc == documents_.end()) continue;
       std::string source = as_module_source(doc->second.text.text());
-      part.cells.push_back({cell_uri, line, doc->second.text.text()});
+      part.cells.push_back({cell_uri, line, static_cast<uint32_t>(module.size()), doc->second.text.text()});
       line += static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
       module += source;
     }
@@ -146,15 +147,31 @@ std::pair<Position, Position> in_cell(Position start, Position end, uint32_t fir
 
 }  // namespace
 
-void LanguageServer::publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings) {
+void LanguageServer::publish_notebook(const fs::path& project, const LintJob::NotebookPart& part,
+                                      const std::vector<Diagnostic>& findings) {
   for (size_t i = 0; i < part.cells.size(); ++i) {
     const auto& cell = part.cells[i];
     uint32_t next = i + 1 < part.cells.size() ? part.cells[i + 1].first_line : UINT32_MAX;
     TextDocument text(cell.text, 0);
     json diagnostics = json::array();
+    std::vector<Diagnostic> kept;  // the cell's findings in its own lines and bytes
     for (Diagnostic d : findings) {
       if (d.start.line < cell.first_line || d.start.line >= next) continue;
       std::tie(d.start, d.end) = in_cell(d.start, d.end, cell.first_line, next, text);
+      d.statement_first_line = std::max(d.statement_first_line, cell.first_line) - (cell.first_line - 1);
+      d.statement_last_line = std::min(d.statement_last_line, next - 1) - (cell.first_line - 1);
+      if (d.fix) {
+        // The fix's offsets are the module's: moved to the cell's. A fix that reaches
+        // outside the cell (the module's own newline, another cell) is not offered.
+        bool inside = true;
+        for (auto& e : d.fix->edits) {
+          inside = inside && e.start >= cell.first_byte && e.end >= e.start && e.end - cell.first_byte <= cell.text.size();
+          if (!inside) break;
+          e.start -= cell.first_byte;
+          e.end -= cell.first_byte;
+        }
+        if (!inside) d.fix.reset();
+      }
       json diagnostic = to_lsp(text, d, "");
       // A related location may be in another cell: it gets that cell's URI and lines.
       json related = json::array();
@@ -171,6 +188,12 @@ void LanguageServer::publish_notebook(const LintJob::NotebookPart& part, const s
       }
       if (!related.empty()) diagnostic["relatedInformation"] = std::move(related);
       diagnostics.push_back(std::move(diagnostic));
+      kept.push_back(std::move(d));
+    }
+    if (auto doc = documents_.find(cell.uri); doc != documents_.end()) {
+      doc->second.project = project;
+      doc->second.linted = std::move(text);
+      doc->second.findings = std::move(kept);
     }
     notify("textDocument/publishDiagnostics", {{"uri", cell.uri}, {"diagnostics", std::move(diagnostics)}});
   }

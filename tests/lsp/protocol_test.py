@@ -500,6 +500,20 @@ def notebook_synchronised_by_cell(env):
     assert codes(first) == [], codes(first)  # the magic is not a parse error
     assert codes(second) == ["TL304"], codes(second)
     assert second["params"]["diagnostics"][0]["range"]["start"] == {"line": 1, "character": 8}
+    # Code actions on the cell: its safe fix and a suppression, as edits of the cell itself.
+    r = c.code_actions_for(cell_uri["cell2"], 1)
+    actions = {a["title"]: a for a in r["result"]}
+    fix = next(a for a in r["result"] if a.get("isPreferred"))
+    cell2_text = cells[2][2]
+    fixed = apply_edits(cell2_text, fix["edit"]["changes"][cell_uri["cell2"]])
+    assert fixed == "model = torch.nn.Linear(2, 2)\nstate = torch.load('w.pt', weights_only=True)", fixed
+    suppress = actions["Suppress TL304 on this line"]
+    suppressed = apply_edits(cell2_text, suppress["edit"]["changes"][cell_uri["cell2"]])
+    assert suppressed.endswith("state = torch.load('w.pt')  # noqa: TL304"), suppressed
+    assert not any("baseline" in t for t in actions), list(actions)
+    # The cell's own hover works as a file's does.
+    h = c.call("textDocument/hover", {"textDocument": {"uri": cell_uri["cell2"]}, "position": {"line": 1, "character": 10}})
+    assert "TL304" in h["result"]["contents"]["value"], h
     # The fix typed into the second cell (an incremental change of its text).
     c.notify("notebookDocument/didChange", {
         "notebookDocument": {"uri": nb_uri, "version": 2},
