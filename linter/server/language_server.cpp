@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cli/check_command.h"
+#include "cli/cpp_frontend.h"
 #include "core/registry.h"
 
 namespace torchlint::server {
@@ -457,9 +458,11 @@ void LanguageServer::did_open(const json& params) {
     doc.project = find_project_root(doc.path).path;
     doc.lintable = std::find(kPythonExtensions.begin(), kPythonExtensions.end(), doc.path.extension().string()) !=
                    kPythonExtensions.end();
+    doc.cpp = cli::is_cpp_file(doc.path.string());
+    doc.cpp_due = doc.cpp;
   }
   auto& stored = documents_[doc.uri] = std::move(doc);
-  if (stored.lintable) schedule(stored.project, Clock::now());
+  if (stored.lintable || stored.cpp) schedule(stored.project, Clock::now());
 }
 
 void LanguageServer::did_change(const json& params) {
@@ -503,6 +506,9 @@ void LanguageServer::did_save(const json& params) {
   } else if (doc && doc->lintable) {
     // Saved text is what other tools and the unopened files' context now see: re-lint now.
     schedule(doc->project, Clock::now());
+  } else if (doc && doc->cpp) {
+    doc->cpp_due = true;  // the C++ front-end reads the file: now it has the editor's text
+    schedule(doc->project, Clock::now());
   }
 }
 
@@ -513,7 +519,9 @@ void LanguageServer::did_close(const json& params) {
   bool lintable = it->second.lintable;
   fs::path project = it->second.project;
   std::string uri = it->second.uri;
+  bool cpp = it->second.cpp;
   documents_.erase(it);
+  if (cpp) notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
   if (lintable) {
     // The editor keeps no findings for a closed file; its saved text is what the other
     // open files now see as context.
@@ -530,7 +538,8 @@ void LanguageServer::schedule(const fs::path& project, Clock::time_point when) {
 
 void LanguageServer::schedule_all(Clock::time_point when) {
   for (auto& [uri, doc] : documents_) {
-    if (doc.lintable) schedule(doc.project, when);
+    if (doc.cpp) doc.cpp_due = true;  // settings changed: the C++ files' findings may too
+    if (doc.lintable || doc.cpp) schedule(doc.project, when);
   }
 }
 
@@ -541,8 +550,17 @@ void LanguageServer::lint_due(Clock::time_point now) {
     LintJob job;
     job.project = it->first;
     pending_.erase(it);
-    for (const auto& [uri, doc] : documents_) {
-      if (!doc.lintable || doc.project != job.project) continue;
+    for (auto& [uri, doc] : documents_) {
+      if (doc.project != job.project) continue;
+      if (doc.cpp && doc.cpp_due) {
+        // Linted from disk by torchlint-cpp; its text is kept only to place the findings.
+        doc.cpp_due = false;
+        job.texts.emplace(doc.path.string(), doc.text.text());
+        job.paths.push_back(doc.path.string());
+        job.documents.emplace_back(uri, doc.text.version());
+        continue;
+      }
+      if (!doc.lintable) continue;
       job.texts.emplace(doc.path.string(), doc.text.text());
       job.paths.push_back(doc.path.string());
       job.documents.emplace_back(uri, doc.text.version());

@@ -105,6 +105,10 @@ class LanguageServer {
     // are the cell's share of the notebook's last lint, in the cell's own lines and bytes,
     // so that code actions and hover work on it as on a file.
     bool cell = false;
+    // A C++ source or header: linted by torchlint-cpp (a separate process, seconds per
+    // file) from the file on disk, so only when opened or saved, never per keystroke.
+    bool cpp = false;
+    bool cpp_due = false;  // opened or saved since its last lint
     std::shared_ptr<ParseMemo> memo = std::make_shared<ParseMemo>();  // the last parse
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;

@@ -537,6 +537,61 @@ def notebook_synchronised_by_cell(env):
     assert c.close() == 0
 
 
+FAKE_CPP_FRONT_END = """#!/usr/bin/python3
+# Stands in for torchlint-cpp: one finding per file, and a line per run in RUNS.
+import json, sys
+files = sys.argv[sys.argv.index("--") + 1:]
+with open(RUNS, "a") as f:
+    f.write(" ".join(files) + "\\n")
+print(json.dumps([{"code": "TL402", "name": "hardcoded-cuda", "message": "seen by the C++ front-end",
+                   "filename": name, "location": {"row": 2, "column": 3},
+                   "end_location": {"row": 2, "column": 7}} for name in files]))
+"""
+
+
+@test
+def cpp_files_are_linted_on_open_and_save_only(env):
+    # C++ goes through torchlint-cpp (here a stand-in named by TORCHLINT_CPP, as the real
+    # one is a Clang build): from the file on disk, so on open and save, not per keystroke.
+    runs = os.path.join(env.dir, "runs.txt")
+    fake = os.path.join(env.dir, "fake-torchlint-cpp")
+    with open(fake, "w", encoding="utf-8") as f:
+        f.write(FAKE_CPP_FRONT_END.replace("RUNS", repr(runs)))
+    os.chmod(fake, 0o755)
+    kernel = os.path.join(env.project, "kernel.cpp")
+    text = "#include <torch/torch.h>\nauto x = torch::kCUDA;\n"
+    with open(kernel, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.environ["TORCHLINT_CPP"] = fake
+    try:
+        c = env.client()
+    finally:
+        del os.environ["TORCHLINT_CPP"]
+
+    def run_count():
+        return len(open(runs).read().splitlines()) if os.path.exists(runs) else 0
+    c.open(kernel, text)
+    _, m = c.diagnostics(kernel, version=1)
+    assert codes(m) == ["TL402"], m
+    assert m["params"]["diagnostics"][0]["range"]["start"] == {"line": 1, "character": 2}, m
+    assert run_count() == 1
+    # Typing: no run (the front-end would read the old file, and takes seconds).
+    c.change(kernel, 2, [{"range": full_range_of(text, "auto"), "text": "auto y"}])
+    _, py = env.open_train(c)  # a Python lint meanwhile does not run it either
+    time.sleep(0.3)
+    assert run_count() == 1, open(runs).read()
+    # Saved: linted again, and its findings published for the saved version.
+    with open(kernel, "w", encoding="utf-8") as f:
+        f.write(text.replace("auto", "auto y"))
+    c.notify("textDocument/didSave", {"textDocument": {"uri": uri(kernel)}})
+    _, m = c.diagnostics(kernel, version=2)
+    assert codes(m) == ["TL402"] and run_count() == 2, (m, run_count())
+    c.notify("textDocument/didClose", {"textDocument": {"uri": uri(kernel)}})
+    _, m = c.diagnostics(kernel)
+    assert codes(m) == [], m
+    assert c.close() == 0
+
+
 @test
 def client_disappears(env):
     # stdin closed without shutdown/exit: the server ends on its own, with code 1.
