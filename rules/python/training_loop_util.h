@@ -82,8 +82,15 @@ class NestedLoops {
  public:
   // The ended loop strictly inside `loop` that holds `node`, or null.
   TSNode nested_in(TSNode loop, TSNode node) const {
-    for (TSNode l : closed_) {
-      if (contains(loop, l) && !ts_node_eq(loop, l) && contains(l, node)) return l;
+    // `closed_` holds disjoint loops in the order they ended, so in source order: those
+    // inside `loop` are at its end (behind `loop` itself once it is closed). Looking from
+    // the end and stopping at the first other loop keeps a long file's loop ends from
+    // walking every earlier loop of the file for every event.
+    for (auto it = closed_.rbegin(); it != closed_.rend(); ++it) {
+      TSNode l = *it;
+      if (ts_node_eq(loop, l)) continue;
+      if (!contains(loop, l)) break;
+      if (contains(l, node)) return l;
     }
     return {};
   }
