@@ -61,6 +61,17 @@ struct ProjectCondition {
   std::string unless;
 };
 
+// A second place in the same file that explains a finding: the optimizer a checkpoint
+// leaves out, the loop that trains, the backward pass a step runs before. Shown by editors
+// (LSP relatedInformation) and code scanning (SARIF relatedLocations).
+struct RelatedLocation {
+  std::string message;  // "optimizer `opt` created here"
+  uint32_t start_byte = 0;
+  uint32_t end_byte = 0;
+  Position start;  // filled from the offsets like the finding's own (resolve_positions)
+  Position end;
+};
+
 struct Diagnostic {
   std::string code;
   std::string name;
@@ -83,6 +94,7 @@ struct Diagnostic {
   std::string scope;
   std::optional<Fix> fix;
   std::vector<ProjectCondition> conditions;
+  std::vector<RelatedLocation> related;  // optional: where the rule already knew a second place
 };
 
 // File-level problem that stops linting of one file (unreadable, not a file, ...).

@@ -14,6 +14,11 @@ void resolve_positions(const SourceFile& file, Diagnostic& d) {
     d.start = file.position(d.start_byte);
     d.end = file.position(std::max(d.end_byte, d.start_byte));
   }
+  for (auto& r : d.related) {
+    if (r.start.line != 0 && r.start_byte == 0 && r.end_byte == 0) continue;  // positions given
+    r.start = file.position(r.start_byte);
+    r.end = file.position(std::max(r.end_byte, r.start_byte));
+  }
   if (d.statement_first_line == 0) d.statement_first_line = d.start.line;
   if (d.statement_last_line == 0) d.statement_last_line = d.start.line;
 }

@@ -15,7 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'L', 'C', 'P', 'A', 'C', 'K', '1'};
+// Bumped with the entry layout (2: related locations).
+constexpr char kMagic[8] = {'T', 'L', 'C', 'P', 'A', 'C', 'K', '2'};
 
 uint64_t fnv1a(std::string_view data, uint64_t h = 0xcbf29ce484222325ULL) {
   for (unsigned char c : data) {
@@ -150,6 +151,14 @@ std::string serialize_file_result(const FileResult& result) {
       w.str(c.scope);
       w.str(c.unless);
     }
+    w.u32(static_cast<uint32_t>(d.related.size()));
+    for (const auto& rl : d.related) {
+      w.str(rl.message);
+      w.u32(rl.start_byte);
+      w.u32(rl.end_byte);
+      write_position(w, rl.start);
+      write_position(w, rl.end);
+    }
   }
   w.u32(static_cast<uint32_t>(result.suppressions.size()));
   for (const auto& s : result.suppressions) {
@@ -220,6 +229,16 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
       c.scope = r.str();
       c.unless = r.str();
       d.conditions.push_back(std::move(c));
+    }
+    uint32_t related = r.count();
+    for (uint32_t k = 0; k < related && r.ok(); ++k) {
+      RelatedLocation rl;
+      rl.message = r.str();
+      rl.start_byte = r.u32();
+      rl.end_byte = r.u32();
+      rl.start = read_position(r);
+      rl.end = read_position(r);
+      d.related.push_back(std::move(rl));
     }
     result.diagnostics.push_back(std::move(d));
   }

@@ -32,4 +32,16 @@ std::string RuleInfo::summary() const {
   return paragraph;
 }
 
+std::string_view project_url() { return TORCHLINT_PROJECT_URL; }
+
+std::string rule_doc_url(std::string_view rule_name) {
+  std::string_view base = project_url();
+  if (base.empty() || rule_name.empty()) return {};
+  std::string url(base);
+  if (url.back() != '/') url += '/';
+  url += "rules/";
+  url += rule_name;
+  return url;
+}
+
 }  // namespace torchlint

@@ -31,4 +31,11 @@ struct RuleInfo {
   std::string summary() const;
 };
 
+// The project's home page (CMake cache variable TORCHLINT_PROJECT_URL); empty when the
+// build sets none. SARIF's informationUri and the editor's rule links both come from here,
+// so a build for another home page changes every link at once.
+std::string_view project_url();
+// A rule's doc page under the home page (`<url>rules/<name>`); empty without a home page.
+std::string rule_doc_url(std::string_view rule_name);
+
 }  // namespace torchlint

@@ -150,6 +150,13 @@ FileResult PythonAnalyzer::analyze_notebook(const SourceFile& file, const Analys
     if (d.end.line == 0) d.end = d.start;
     d.statement_first_line = origin(d.statement_first_line ? d.statement_first_line : start.line).file_line;
     d.statement_last_line = origin(d.statement_last_line ? d.statement_last_line : start.line).file_line;
+    for (auto& r : d.related) {
+      Position rs = cells.position(r.start_byte), re = cells.position(r.end_byte);
+      r.start = file_position(rs);
+      r.end = re.line == rs.line ? file_position(re) : Position{origin(re.line).file_line, 1};
+      if (r.end.line == 0) r.end = r.start;
+      r.start_byte = r.end_byte = 0;
+    }
     d.start_byte = d.end_byte = 0;  // offsets into the cells, not the file
     d.fix.reset();                  // edits would target the cells, not the JSON
   }

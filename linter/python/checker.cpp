@@ -124,6 +124,19 @@ void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, s
     }
   }
   result_.diagnostics.push_back(std::move(d));
+  last_reporter_ = current_rule_;
+}
+
+void Checker::relate(uint32_t start_byte, uint32_t end_byte, std::string message) {
+  // Only to the rule's own finding: another rule's (or none, after a dropped report) would
+  // get a location that explains nothing about it.
+  if (!current_rule_ || last_reporter_ != current_rule_ || result_.diagnostics.empty()) return;
+  if (end_byte == 0) return;  // no place known (a parameter's binding, say)
+  RelatedLocation r;
+  r.message = std::move(message);
+  r.start_byte = start_byte;
+  r.end_byte = std::max(start_byte, end_byte);
+  result_.diagnostics.back().related.push_back(std::move(r));
 }
 
 void Checker::report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix) {

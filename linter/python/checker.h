@@ -26,6 +26,8 @@ class Checker final : public RuleContext {
   void report(TSNode node, std::string message, std::optional<Fix> fix,
               std::vector<ProjectCondition> conditions) override;
   void report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix) override;
+  void relate(uint32_t start_byte, uint32_t end_byte, std::string message) override;
+  using RuleContext::relate;
   void add_fact(std::string_view fact) override;
 
  protected:
@@ -87,6 +89,8 @@ class Checker final : public RuleContext {
   };
   std::vector<ActiveAnalysis> analyses_;  // in feeding order
   const ActiveRule* current_rule_ = nullptr;
+  // The rule that made the last finding in result_.diagnostics (relate() attaches to it).
+  const ActiveRule* last_reporter_ = nullptr;
   std::vector<CallArgument> call_args_;  // the arguments of the call being dispatched
   TSTreeCursor arg_cursor_{};            // reused to read them
   SemanticModel model_;

@@ -209,6 +209,13 @@ class RuleContext {
   // A finding whose severity is not the rule's catalog severity (a removed API is an
   // error where the rule's deprecations are warnings).
   virtual void report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix = std::nullopt) = 0;
+  // Adds a related location (byte range of this file) to the finding this rule reported
+  // last: the second place that explains it. Nothing happens when the last report was
+  // dropped.
+  virtual void relate(uint32_t start_byte, uint32_t end_byte, std::string message) = 0;
+  void relate(TSNode node, std::string message) {
+    if (!ts_node_is_null(node)) relate(ts_node_start_byte(node), ts_node_end_byte(node), std::move(message));
+  }
   // Records a fact about the function being traversed (module-level code included) for
   // the project pass: "checks-device", "saves-checkpoint", ...
   virtual void add_fact(std::string_view fact) = 0;

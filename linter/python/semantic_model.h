@@ -117,6 +117,9 @@ struct LoopState {
   std::vector<LoopEvent> events;     // in source order, nested loops included
   size_t condition_base = 0;         // conditions inside the body start here
   size_t depth = 0;                  // 0 for the outermost loop of its function
+  // Per event, whether it runs under a condition within this loop (-1: not yet known):
+  // every training-loop rule asks at the loop's end, and the answer is a walk of the tree.
+  mutable std::vector<int8_t> guarded;
   // The loop trains: both a backward pass and an optimizer step in its body.
   bool trains() const { return calls_backward && steps_optimizer; }
 };

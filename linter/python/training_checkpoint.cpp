@@ -311,6 +311,8 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     o.owner = *owner;
     o.self_attribute = self_attribute;
     o.line = ts_node_start_point(target).row + 1;
+    o.start_byte = ts_node_start_byte(target);
+    o.end_byte = ts_node_end_byte(target);
     o.function_name = model.function().is_module_level ? std::string() : model.function().name;
     bool known = std::any_of(objects_.begin(), objects_.end(), [&](const TrainingObject& x) {
       return x.kind == o.kind && x.owner == o.owner && x.name == o.name;

@@ -42,6 +42,9 @@ struct TrainingObject {
   std::string name;                      // as written: "opt", "self.optimizer"
   std::vector<std::string> aliases;      // names later bound to the same object: `optimizer = opt`
   uint32_t line = 0;
+  // Where it is bound (the assignment target, or the parameter): a finding's related
+  // location. Both 0 when unknown.
+  uint32_t start_byte = 0, end_byte = 0;
   std::string owner;                     // the function that assigns it, or the class for self.x
   std::string function_name;             // short name of that function ("" at module level)
   bool parameter = false;

@@ -15,9 +15,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The project's home page (-DTORCHLINT_PROJECT_URL=...). Rules get no helpUri: there is no
-// per-rule page to point at, and each rule's whole doc travels in `help`.
-constexpr const char* kInformationUri = TORCHLINT_PROJECT_URL;
+// The project's home page is project_url() (-DTORCHLINT_PROJECT_URL=...). Rules get no
+// helpUri: each rule's whole doc travels in `help`, and a viewer shows that offline.
 constexpr const char* kTaxonomy = "torchlint-checklist";
 constexpr size_t kMaxResults = 25000;  // GitHub rejects runs above this
 constexpr size_t kMaxTags = 10;        // GitHub keeps ten
@@ -111,15 +110,26 @@ json rule_descriptor(const RuleInfo& rule, const Checklist* checklist) {
   return r;
 }
 
-json region(const Diagnostic& d) {
+json region(Position start, Position end) {
   json r;
-  r["startLine"] = std::max<uint32_t>(d.start.line, 1);
-  r["startColumn"] = std::max<uint32_t>(d.start.column, 1);
-  r["endLine"] = std::max<uint32_t>(std::max(d.end.line, d.start.line), 1);
-  uint32_t end_column = d.end.column;
-  if (d.end.line <= d.start.line && end_column <= d.start.column) end_column = d.start.column + 1;
+  r["startLine"] = std::max<uint32_t>(start.line, 1);
+  r["startColumn"] = std::max<uint32_t>(start.column, 1);
+  r["endLine"] = std::max<uint32_t>(std::max(end.line, start.line), 1);
+  uint32_t end_column = end.column;
+  if (end.line <= start.line && end_column <= start.column) end_column = start.column + 1;
   r["endColumn"] = std::max<uint32_t>(end_column, 1);
   return r;
+}
+
+// The finding's related locations (same file), numbered from 1 as SARIF's ids are.
+json related_locations(const Diagnostic& d, const std::string& root) {
+  json out = json::array();
+  for (const auto& r : d.related) {
+    out.push_back({{"id", out.size() + 1},
+                   {"physicalLocation", {{"artifactLocation", artifact_location(d.path, root)}, {"region", region(r.start, r.end)}}},
+                   {"message", {{"text", r.message}}}});
+  }
+  return out;
 }
 
 json sarif_fix(const Diagnostic& d, const SourceFile& file, const std::string& root) {
@@ -171,7 +181,8 @@ json sarif_run(const ReportContext& ctx) {
     r["level"] = level(d.severity);
     r["message"] = {{"text", d.message}};
     r["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(d.path, ctx.source_root)},
-                                                          {"region", region(d)}}}}});
+                                                          {"region", region(d.start, d.end)}}}}});
+    if (!d.related.empty()) r["relatedLocations"] = related_locations(d, ctx.source_root);
     auto source = ctx.outcome.sources.find(d.path);
     if (source != ctx.outcome.sources.end()) {
       auto& file_hashes = hashes[d.path];
@@ -209,7 +220,7 @@ json sarif_run(const ReportContext& ctx) {
                    {"version", TORCHLINT_VERSION},
                    {"semanticVersion", TORCHLINT_VERSION},
                    {"rules", rules}}}};
-  if (*kInformationUri) run["tool"]["driver"]["informationUri"] = kInformationUri;
+  if (!project_url().empty()) run["tool"]["driver"]["informationUri"] = std::string(project_url());
   if (checklist) {
     json taxa = json::array();
     for (const auto& item : checklist->items) {

@@ -60,7 +60,7 @@ bool lines_overlap(const Diagnostic& d, uint32_t first, uint32_t last) {
 
 json LanguageServer::code_actions(const json& params) {
   Document* doc = document(params.at("textDocument"));
-  if (!doc || !doc->lintable) return json::array();
+  if (!doc || !(doc->lintable || doc->cell)) return json::array();
   if (!doc->linted) return json::array();
   const json& range = params.at("range");
   uint32_t first = range.at("start").at("line").get<uint32_t>(), last = range.at("end").at("line").get<uint32_t>();
@@ -83,7 +83,7 @@ json LanguageServer::code_actions(const json& params) {
   for (const Diagnostic& d : doc->findings) {
     if (d.fix && !d.fix->unsafe && !d.fix->edits.empty()) any_fix = true;
     if (!lines_overlap(d, first, last) || !wanted("quickfix")) continue;
-    json diagnostic = to_lsp(*doc->linted, d);
+    json diagnostic = to_lsp(*doc->linted, d, doc->uri);
     if (d.fix && !d.fix->unsafe && !d.fix->edits.empty()) {
       json edits = json::array();
       for (const Edit& e : d.fix->edits) {
@@ -95,7 +95,9 @@ json LanguageServer::code_actions(const json& params) {
                          {"diagnostics", {diagnostic}},
                          {"edit", {{"changes", {{doc->uri, edits}}}}}});
     }
-    if (auto baseline = baseline_for(doc->project)) {
+    // A cell's finding is the notebook's in a baseline, at lines of the .ipynb file that
+    // the cell does not know: no baseline entry from here.
+    if (auto baseline = doc->cell ? std::nullopt : baseline_for(doc->project)) {
       // A command, not an edit: the baseline is a file of its own, written by the server.
       json arguments = {doc->uri, d.code, diagnostic["range"]["start"]};
       std::string title = "Add " + d.code + " to the baseline (" + baseline->filename().string() + ")";
@@ -190,12 +192,13 @@ json LanguageServer::add_to_baseline(const json& args) {
   }
   Document* doc = document(json{{"uri", args[0]}});
   if (!doc || !doc->linted) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: the document is not open");
+  if (doc->cell) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: not for a notebook cell");
   auto file = baseline_for(doc->project);
   if (!file) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no `baseline` in initializationOptions");
   const std::string code = args[1].get<std::string>();
   const Diagnostic* finding = nullptr;
   for (const Diagnostic& d : doc->findings) {
-    if (d.code == code && to_lsp(*doc->linted, d)["range"]["start"] == args[2]) finding = &d;
+    if (d.code == code && to_lsp(*doc->linted, d, doc->uri)["range"]["start"] == args[2]) finding = &d;
   }
   if (!finding) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no " + code + " finding there");
   // The entry as `check --write-baseline` would write it, merged into the file's entries.
@@ -245,7 +248,7 @@ json LanguageServer::execute_command(const json& params) {
 
 json LanguageServer::hover(const json& params) {
   Document* doc = document(params.at("textDocument"));
-  if (!doc || !doc->lintable) return nullptr;
+  if (!doc || !(doc->lintable || doc->cell)) return nullptr;
   if (!doc->linted) return nullptr;
   const json& position = params.at("position");
   uint32_t at = doc->linted->offset_of({position.at("line").get<uint32_t>(), position.at("character").get<uint32_t>()},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "cli/check_command.h"
+#include "cli/cpp_frontend.h"
 #include "core/registry.h"
 
 namespace torchlint::server {
@@ -65,8 +67,15 @@ uint64_t context_key(const LintJob& job, uint64_t disk_generation) {
 
 // Runs one lint (any thread): what `torchlint check` does for the job's paths, with the
 // editor's texts in place of the files.
+double process_cpu_milliseconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
 void run_lint(LintJob& job) {
   auto started = Clock::now();
+  double cpu_started = process_cpu_milliseconds();
   cli::CheckRequest request;
   request.paths = job.paths;
   request.selection = job.selection;
@@ -90,6 +99,7 @@ void run_lint(LintJob& job) {
   for (const auto& e : run->outcome.errors) job.problems.push_back(e.path + ": " + e.message);
   job.context_files = run->context_files;
   job.milliseconds = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  job.cpu_milliseconds = process_cpu_milliseconds() - cpu_started;
 }
 
 const std::vector<std::string> kPythonExtensions = {".py", ".pyi", ".ipynb"};
@@ -448,9 +458,11 @@ void LanguageServer::did_open(const json& params) {
     doc.project = find_project_root(doc.path).path;
     doc.lintable = std::find(kPythonExtensions.begin(), kPythonExtensions.end(), doc.path.extension().string()) !=
                    kPythonExtensions.end();
+    doc.cpp = cli::is_cpp_file(doc.path.string());
+    doc.cpp_due = doc.cpp;
   }
   auto& stored = documents_[doc.uri] = std::move(doc);
-  if (stored.lintable) schedule(stored.project, Clock::now());
+  if (stored.lintable || stored.cpp) schedule(stored.project, Clock::now());
 }
 
 void LanguageServer::did_change(const json& params) {
@@ -494,6 +506,9 @@ void LanguageServer::did_save(const json& params) {
   } else if (doc && doc->lintable) {
     // Saved text is what other tools and the unopened files' context now see: re-lint now.
     schedule(doc->project, Clock::now());
+  } else if (doc && doc->cpp) {
+    doc->cpp_due = true;  // the C++ front-end reads the file: now it has the editor's text
+    schedule(doc->project, Clock::now());
   }
 }
 
@@ -504,7 +519,9 @@ void LanguageServer::did_close(const json& params) {
   bool lintable = it->second.lintable;
   fs::path project = it->second.project;
   std::string uri = it->second.uri;
+  bool cpp = it->second.cpp;
   documents_.erase(it);
+  if (cpp) notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
   if (lintable) {
     // The editor keeps no findings for a closed file; its saved text is what the other
     // open files now see as context.
@@ -521,7 +538,8 @@ void LanguageServer::schedule(const fs::path& project, Clock::time_point when) {
 
 void LanguageServer::schedule_all(Clock::time_point when) {
   for (auto& [uri, doc] : documents_) {
-    if (doc.lintable) schedule(doc.project, when);
+    if (doc.cpp) doc.cpp_due = true;  // settings changed: the C++ files' findings may too
+    if (doc.lintable || doc.cpp) schedule(doc.project, when);
   }
 }
 
@@ -532,8 +550,17 @@ void LanguageServer::lint_due(Clock::time_point now) {
     LintJob job;
     job.project = it->first;
     pending_.erase(it);
-    for (const auto& [uri, doc] : documents_) {
-      if (!doc.lintable || doc.project != job.project) continue;
+    for (auto& [uri, doc] : documents_) {
+      if (doc.project != job.project) continue;
+      if (doc.cpp && doc.cpp_due) {
+        // Linted from disk by torchlint-cpp; its text is kept only to place the findings.
+        doc.cpp_due = false;
+        job.texts.emplace(doc.path.string(), doc.text.text());
+        job.paths.push_back(doc.path.string());
+        job.documents.emplace_back(uri, doc.text.version());
+        continue;
+      }
+      if (!doc.lintable) continue;
       job.texts.emplace(doc.path.string(), doc.text.text());
       job.paths.push_back(doc.path.string());
       job.documents.emplace_back(uri, doc.text.version());
@@ -588,15 +615,17 @@ void LanguageServer::apply(LintJob job) {
     doc.findings = std::move(job.findings[doc.path]);
     publish(doc);
   }
-  for (const auto& part : job.notebooks) publish_notebook(part, job.findings[fs::path(part.path)]);
-  char line[200];
-  std::snprintf(line, sizeof line, "linted %zu open file(s) of %s (+%zu for context) in %.1f ms", job.documents.size(),
-                job.project.string().c_str(), job.context_files, job.milliseconds);
-  log(4, line);
+  for (const auto& part : job.notebooks) publish_notebook(job.project, part, job.findings[fs::path(part.path)]);
+  char times[96];
+  std::snprintf(times, sizeof times, " in %.1f ms (cpu %.1f ms)", job.milliseconds, job.cpu_milliseconds);
+  log(4, "linted " + std::to_string(job.documents.size()) + " open file(s) of " + job.project.string() + " (+" +
+             std::to_string(job.context_files) + " for context)" + times);
   answer_deferred();
 }
 
 bool LanguageServer::fresh(const Document& doc) const {
+  // A cell's findings hold while its text is the one its notebook was linted with.
+  if (doc.cell) return doc.linted && doc.linted->text() == doc.text.text();
   return !doc.lintable || (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text());
 }
 
@@ -639,21 +668,35 @@ json LanguageServer::lsp_range(const TextDocument& text, uint32_t begin, uint32_
   return {{"start", {{"line", a.line}, {"character", a.character}}}, {"end", {{"line", b.line}, {"character", b.character}}}};
 }
 
-json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d) const {
+json LanguageServer::lsp_location(const TextDocument& text, const std::string& uri, Position start, Position end) const {
+  uint32_t begin = text.offset_of_line_column(start.line, start.column);
+  uint32_t finish = std::max(begin, text.offset_of_line_column(end.line, end.column));
+  return {{"uri", uri}, {"range", lsp_range(text, begin, finish)}};
+}
+
+json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d, const std::string& uri) const {
   auto [begin, end] = byte_range(text, d);
   json out = {{"range", lsp_range(text, begin, end)},
               {"severity", d.severity == Severity::kError ? 1 : d.severity == Severity::kWarning ? 2 : 3},
               {"code", d.code},
               {"source", "torchlint"},
               {"message", d.message}};
-  if (!d.name.empty()) out["codeDescription"] = {{"href", "https://torchlint.dev/rules/" + d.name}};
+  // The rule's doc page under the build's home page (the one SARIF links to as well).
+  if (std::string href = rule_doc_url(d.name); !href.empty()) out["codeDescription"] = {{"href", href}};
   if (d.fix) out["data"] = {{"fix", d.fix->message}, {"safe", !d.fix->unsafe}};
+  if (!uri.empty() && !d.related.empty()) {
+    json related = json::array();
+    for (const auto& r : d.related) {
+      related.push_back({{"location", lsp_location(text, uri, r.start, r.end)}, {"message", r.message}});
+    }
+    out["relatedInformation"] = std::move(related);
+  }
   return out;
 }
 
 void LanguageServer::publish(const Document& doc) {
   json diagnostics = json::array();
-  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(*doc.linted, d));
+  for (const auto& d : doc.findings) diagnostics.push_back(to_lsp(*doc.linted, d, doc.uri));
   notify("textDocument/publishDiagnostics",
          {{"uri", doc.uri}, {"version", doc.linted->version()}, {"diagnostics", std::move(diagnostics)}});
 }

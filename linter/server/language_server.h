@@ -67,6 +67,7 @@ struct LintJob {
   struct NotebookCell {
     std::string uri;
     uint32_t first_line = 1;  // in the module, 1-based
+    uint32_t first_byte = 0;  // in the module
     std::string text;
   };
   struct NotebookPart {
@@ -80,6 +81,9 @@ struct LintJob {
   std::vector<std::string> problems;  // files that could not be read
   size_t context_files = 0;
   double milliseconds = 0;
+  // The process's CPU time over the lint: on a loaded machine the wall time above counts
+  // the waits for a core too, this does not (the latency benchmark reports both).
+  double cpu_milliseconds = 0;
 };
 
 class LanguageServer {
@@ -97,6 +101,14 @@ class LanguageServer {
     std::filesystem::path project;
     TextDocument text;
     bool lintable = false;  // a Python source or notebook
+    // A notebook's code cell: linted with its notebook, not alone; `linted` and `findings`
+    // are the cell's share of the notebook's last lint, in the cell's own lines and bytes,
+    // so that code actions and hover work on it as on a file.
+    bool cell = false;
+    // A C++ source or header: linted by torchlint-cpp (a separate process, seconds per
+    // file) from the file on disk, so only when opened or saved, never per keystroke.
+    bool cpp = false;
+    bool cpp_due = false;  // opened or saved since its last lint
     std::shared_ptr<ParseMemo> memo = std::make_shared<ParseMemo>();  // the last parse
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;
@@ -125,7 +137,8 @@ class LanguageServer {
   void notebook_did_change(const nlohmann::json& params);
   void notebook_did_close(const nlohmann::json& params);
   void add_notebooks(LintJob& job) const;
-  void publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings);
+  void publish_notebook(const std::filesystem::path& project, const LintJob::NotebookPart& part,
+                        const std::vector<Diagnostic>& findings);
   Document* document(const nlohmann::json& text_document_identifier);
 
   // Linting: every open document of a project at once, from the editor's texts, on a
@@ -141,7 +154,9 @@ class LanguageServer {
   bool defer_until_fresh(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
   void answer_deferred();
   void publish(const Document& doc);
-  nlohmann::json to_lsp(const TextDocument& text, const Diagnostic& d) const;
+  // `uri`: the document's, for the related locations (empty: the caller adds them).
+  nlohmann::json to_lsp(const TextDocument& text, const Diagnostic& d, const std::string& uri) const;
+  nlohmann::json lsp_location(const TextDocument& text, const std::string& uri, Position start, Position end) const;
   nlohmann::json lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const;
   std::pair<uint32_t, uint32_t> byte_range(const TextDocument& text, const Diagnostic& d) const;
 

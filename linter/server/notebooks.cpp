@@ -2,6 +2,7 @@
 // cells are linted as one module, in order, as `torchlint check` lints an .ipynb file,
 // and each finding is published on the cell that holds it.
 #include <algorithm>
+#include <tuple>
 
 #include "core/discovery.h"
 #include "language_server.h"
@@ -38,6 +39,7 @@ void LanguageServer::open_cell(const json& item) {
   Document doc;
   doc.uri = item.at("uri").get<std::string>();
   doc.text = TextDocument(item.at("text").get<std::string>(), item.value("version", int64_t{0}));
+  doc.cell = true;
   documents_[doc.uri] = std::move(doc);
 }
 
@@ -122,7 +124,7 @@ void LanguageServer::add_notebooks(LintJob& job) const {
       auto doc = documents_.find(cell_uri);
       if (!code || doc == documents_.end()) continue;
       std::string source = as_module_source(doc->second.text.text());
-      part.cells.push_back({cell_uri, line, doc->second.text.text()});
+      part.cells.push_back({cell_uri, line, static_cast<uint32_t>(module.size()), doc->second.text.text()});
       line += static_cast<uint32_t>(std::count(source.begin(), source.end(), '\n'));
       module += source;
     }
@@ -132,19 +134,66 @@ void LanguageServer::add_notebooks(LintJob& job) const {
   }
 }
 
-void LanguageServer::publish_notebook(const LintJob::NotebookPart& part, const std::vector<Diagnostic>& findings) {
+namespace {
+
+// A range of the notebook's module in the lines of the cell that starts at module line
+// `first` (the next cell at `next`); a range running past the cell ends at it.
+std::pair<Position, Position> in_cell(Position start, Position end, uint32_t first, uint32_t next, const TextDocument& cell) {
+  start.line -= first - 1;
+  if (end.line >= next) end = {cell.line_count(), UINT32_MAX};
+  else end.line -= first - 1;
+  return {start, end};
+}
+
+}  // namespace
+
+void LanguageServer::publish_notebook(const fs::path& project, const LintJob::NotebookPart& part,
+                                      const std::vector<Diagnostic>& findings) {
   for (size_t i = 0; i < part.cells.size(); ++i) {
     const auto& cell = part.cells[i];
     uint32_t next = i + 1 < part.cells.size() ? part.cells[i + 1].first_line : UINT32_MAX;
     TextDocument text(cell.text, 0);
     json diagnostics = json::array();
+    std::vector<Diagnostic> kept;  // the cell's findings in its own lines and bytes
     for (Diagnostic d : findings) {
       if (d.start.line < cell.first_line || d.start.line >= next) continue;
-      // Lines of the module to lines of the cell; a range running past the cell ends at it.
-      d.start.line -= cell.first_line - 1;
-      if (d.end.line >= next) d.end = {text.line_count(), UINT32_MAX};
-      else d.end.line -= cell.first_line - 1;
-      diagnostics.push_back(to_lsp(text, d));
+      std::tie(d.start, d.end) = in_cell(d.start, d.end, cell.first_line, next, text);
+      d.statement_first_line = std::max(d.statement_first_line, cell.first_line) - (cell.first_line - 1);
+      d.statement_last_line = std::min(d.statement_last_line, next - 1) - (cell.first_line - 1);
+      if (d.fix) {
+        // The fix's offsets are the module's: moved to the cell's. A fix that reaches
+        // outside the cell (the module's own newline, another cell) is not offered.
+        bool inside = true;
+        for (auto& e : d.fix->edits) {
+          inside = inside && e.start >= cell.first_byte && e.end >= e.start && e.end - cell.first_byte <= cell.text.size();
+          if (!inside) break;
+          e.start -= cell.first_byte;
+          e.end -= cell.first_byte;
+        }
+        if (!inside) d.fix.reset();
+      }
+      json diagnostic = to_lsp(text, d, "");
+      // A related location may be in another cell: it gets that cell's URI and lines.
+      json related = json::array();
+      for (const auto& r : d.related) {
+        for (size_t j = 0; j < part.cells.size(); ++j) {
+          const auto& other = part.cells[j];
+          uint32_t other_next = j + 1 < part.cells.size() ? part.cells[j + 1].first_line : UINT32_MAX;
+          if (r.start.line < other.first_line || r.start.line >= other_next) continue;
+          TextDocument other_text(other.text, 0);
+          auto [start, end] = in_cell(r.start, r.end, other.first_line, other_next, other_text);
+          related.push_back({{"location", lsp_location(other_text, other.uri, start, end)}, {"message", r.message}});
+          break;
+        }
+      }
+      if (!related.empty()) diagnostic["relatedInformation"] = std::move(related);
+      diagnostics.push_back(std::move(diagnostic));
+      kept.push_back(std::move(d));
+    }
+    if (auto doc = documents_.find(cell.uri); doc != documents_.end()) {
+      doc->second.project = project;
+      doc->second.linted = std::move(text);
+      doc->second.findings = std::move(kept);
     }
     notify("textDocument/publishDiagnostics", {{"uri", cell.uri}, {"diagnostics", std::move(diagnostics)}});
   }

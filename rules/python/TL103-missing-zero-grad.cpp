@@ -11,6 +11,15 @@ namespace {
 
 using namespace loop_util;
 
+// A loop's first line (`for x, y in loader:`), as a related location: the whole loop would
+// paint its body too.
+std::pair<uint32_t, uint32_t> loop_header(TSNode loop, std::string_view source) {
+  uint32_t start = ts_node_start_byte(loop), end = ts_node_end_byte(loop);
+  size_t eol = source.find('\n', start);
+  if (eol != std::string_view::npos && eol < end) end = static_cast<uint32_t>(eol);
+  return {start, end};
+}
+
 // Calls that clear gradients besides `zero_grad()`: `p.grad.zero_()`, `p.grad.data.fill_(0)`,
 // and helpers named for it (`zero_grads(model)`, `reset_gradients()`).
 bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
@@ -90,6 +99,8 @@ class MissingZeroGrad final : public Rule {
                      "previous iterations, so each step uses a growing sum; call `" +
                      e.receiver + ".zero_grad()` once per step (before backward() or after step())",
                  std::nullopt, std::move(conditions));
+      auto [header_start, header_end] = loop_header(loop.node, model.source());
+      ctx.relate(header_start, header_end, "the training loop");
     }
   }
 

@@ -74,6 +74,8 @@ class TrainingStepOrder final : public Rule {
                        "` (line " + std::to_string(line_of(it[s].event->node)) +
                        "): the step sees cleared gradients and the iteration learns nothing; zero the gradients "
                        "before backward() or after step()");
+        ctx.relate(it[b].event->node, "the backward pass");
+        ctx.relate(it[s].event->node, "the step that sees cleared gradients");
         break;
       }
     }
@@ -102,6 +104,7 @@ class TrainingStepOrder final : public Rule {
                        std::to_string(line_of(it[b].event->node)) +
                        ") of the same iteration: each step applies the previous batch's gradients (the first step "
                        "has none, the last batch's are never applied); call step() after backward()");
+        ctx.relate(it[b].event->node, "the backward pass of the same iteration");
         return;
       }
       return;

@@ -115,6 +115,15 @@ class SchedulerNeverStepped final : public Rule {
       // Named, so that `self.scheduler` created here and stepped by a method in another
       // file (a subclass, a mixin) is found.
       ctx.add_fact("steps-scheduler:" + key(r));
+      // Kept so that module end can see most schedulers stepped without a walk of their
+      // scope (one walk per scheduler is most of this rule's cost in a long script).
+      Kind rk = Syntax::get().kind(call.receiver);
+      if (rk == Kind::kIdentifier) {
+        step_calls_.push_back({false, std::string(r), ts_node_start_byte(call.receiver)});
+      } else if (rk == Kind::kAttribute) {
+        std::string_view attribute = model.text(field(call.receiver, Syntax::get().fields().attribute));
+        step_calls_.push_back({true, std::string(attribute), ts_node_start_byte(call.receiver)});
+      }
     }
     if (!call.qualname || !creates_scheduler(*call.qualname) || ts_node_is_null(call.assigned_to)) return;
     // Created inline as an argument, in a return, in a list: it is handed on, not dropped.
@@ -150,11 +159,24 @@ class SchedulerNeverStepped final : public Rule {
     if (created_.empty()) return;
     std::string_view source = ctx.model().source();
     TSNode root = ts_tree_root_node(created_.front().call.tree);
+    const bool well_formed = !ts_node_has_error(root);
     for (const auto& c : created_) {
       // A class that derives from another project class may be stepped by its base.
       if (c.in_derived_class) continue;
       bool local = !c.attribute && !c.global && !ts_node_is_null(c.scope);
-      Uses uses = find_uses(local ? c.scope : root, c.name, c.attribute, source);
+      TSNode scope = local ? c.scope : root;
+      // `name.step()` (or `x.name.step()` for an attribute) inside the scope is a use that
+      // find_uses would count as a step: no walk needed. In a tree without errors the call
+      // events cover every call; "step" itself is left to the walk (as an attribute name
+      // it would match the callee too).
+      if (well_formed && c.name != "step") {
+        uint32_t from = ts_node_start_byte(scope), to = ts_node_end_byte(scope);
+        bool stepped = std::any_of(step_calls_.begin(), step_calls_.end(), [&](const StepCall& s) {
+          return s.attribute == c.attribute && s.name == c.name && from <= s.start && s.start < to;
+        });
+        if (stepped) continue;
+      }
+      Uses uses = find_uses(scope, c.name, c.attribute, source);
       if (uses.stepped || uses.escapes) continue;
       std::vector<ProjectCondition> conditions;
       if (!local) {
@@ -169,10 +191,17 @@ class SchedulerNeverStepped final : public Rule {
                  std::nullopt, std::move(conditions));
     }
     created_.clear();
+    step_calls_.clear();
   }
 
  private:
+  struct StepCall {
+    bool attribute;    // the receiver is `x.name`, not a bare name
+    std::string name;  // the bare name, or the attribute's name
+    uint32_t start;    // of the receiver
+  };
   std::vector<Created> created_;
+  std::vector<StepCall> step_calls_;
 };
 
 }  // namespace

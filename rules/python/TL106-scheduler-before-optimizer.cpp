@@ -62,6 +62,7 @@ class SchedulerBeforeOptimizer final : public Rule {
                        ": the scheduler advances before the optimizer has used the current learning rate, so the "
                        "first value of the schedule is skipped (PyTorch warns about this order since 1.1); call `" +
                        sched.receiver + ".step()` after the optimizer's step");
+        ctx.relate(opt.node, "the optimizer's step, after the scheduler's");
         break;
       }
     }

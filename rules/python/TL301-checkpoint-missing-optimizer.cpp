@@ -18,6 +18,7 @@ class CheckpointMissingOptimizer final : public Rule {
                        " is not saved in the checkpoint written here: a resumed run restarts its momentum and "
                        "adaptive statistics from zero; add `\"optimizer\": " + optimizer->name + ".state_dict()`",
                    std::nullopt, checkpoint.conditions);
+        ctx.relate(optimizer->start_byte, optimizer->end_byte, "optimizer `" + optimizer->name + "`, not saved");
       }
     }
   }

@@ -19,6 +19,7 @@ class CheckpointMissingScheduler final : public Rule {
                        "(warm-up again, wrong learning rate); add `\"scheduler\": " + scheduler->name +
                        ".state_dict()`",
                    std::nullopt, checkpoint.conditions);
+        ctx.relate(scheduler->start_byte, scheduler->end_byte, "LR scheduler `" + scheduler->name + "`, not saved");
       }
     }
   }

@@ -82,8 +82,15 @@ class NestedLoops {
  public:
   // The ended loop strictly inside `loop` that holds `node`, or null.
   TSNode nested_in(TSNode loop, TSNode node) const {
-    for (TSNode l : closed_) {
-      if (contains(loop, l) && !ts_node_eq(loop, l) && contains(l, node)) return l;
+    // `closed_` holds disjoint loops in the order they ended, so in source order: those
+    // inside `loop` are at its end (behind `loop` itself once it is closed). Looking from
+    // the end and stopping at the first other loop keeps a long file's loop ends from
+    // walking every earlier loop of the file for every event.
+    for (auto it = closed_.rbegin(); it != closed_.rend(); ++it) {
+      TSNode l = *it;
+      if (ts_node_eq(loop, l)) continue;
+      if (!contains(loop, l)) break;
+      if (contains(l, node)) return l;
     }
     return {};
   }
@@ -107,11 +114,14 @@ struct IterationEvent {
 inline std::vector<IterationEvent> iteration(const LoopState& loop, const NestedLoops& nested) {
   std::vector<IterationEvent> out;
   out.reserve(loop.events.size());
-  for (const auto& e : loop.events) {
+  if (loop.guarded.size() != loop.events.size()) loop.guarded.assign(loop.events.size(), -1);
+  for (size_t i = 0; i < loop.events.size(); ++i) {
+    const LoopEvent& e = loop.events[i];
     IterationEvent ie;
     ie.event = &e;
     ie.nested = !ts_node_is_null(nested.nested_in(loop.node, e.node));
-    ie.guarded = !ie.nested && (e.conditional || guarded_within(e.node, loop.node));
+    if (!ie.nested && !e.conditional && loop.guarded[i] < 0) loop.guarded[i] = guarded_within(e.node, loop.node) ? 1 : 0;
+    ie.guarded = !ie.nested && (e.conditional || loop.guarded[i] == 1);
     out.push_back(ie);
   }
   return out;

@@ -124,11 +124,15 @@ class Client:
 
     def code_actions(self, path, line, only=None):
         """The code actions for a cursor at the start of `line` (0-based)."""
+        return self.code_actions_for(uri(path), line, only)
+
+    def code_actions_for(self, document_uri, line, only=None):
+        """code_actions for a document named by its URI (a notebook cell has no path)."""
         context = {"diagnostics": []}
         if only:
             context["only"] = only
         at = {"line": line, "character": 0}
-        return self.call("textDocument/codeAction", {"textDocument": {"uri": uri(path)},
+        return self.call("textDocument/codeAction", {"textDocument": {"uri": document_uri},
                                                      "range": {"start": at, "end": at}, "context": context})
 
     def close(self, timeout=10.0):

@@ -146,6 +146,95 @@ def open_change_fix_cycle(env):
     assert c.close() == 0
 
 
+LOOPS = """import torch
+
+
+def fit(model, loader, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+        scheduler.step()
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict(), "epoch": epoch}
+        torch.save(state, "ckpt.pt")
+
+
+if __name__ == "__main__":
+    fit(None, [], 1)
+"""
+
+
+def check_findings(path):
+    """`torchlint check` on the file as it is on disk, as comparable tuples: rule, message,
+    start (0-based line, 0-based column) and related locations (start and message)."""
+    run = subprocess.run([BINARY, "check", path, "--output-format", "sarif", "--no-cache"], cwd=os.path.dirname(path),
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    out = []
+    for result in json.loads(run.stdout)["runs"][0]["results"]:
+        region = result["locations"][0]["physicalLocation"]["region"]
+        related = tuple((r["physicalLocation"]["region"]["startLine"] - 1, r["physicalLocation"]["region"]["startColumn"] - 1,
+                         r["message"]["text"]) for r in result.get("relatedLocations", []))
+        out.append((result["ruleId"], result["message"]["text"], region["startLine"] - 1, region["startColumn"] - 1,
+                    related))
+    return sorted(out)
+
+
+def server_findings(message):
+    out = []
+    for d in message["params"]["diagnostics"]:
+        related = tuple((r["location"]["range"]["start"]["line"], r["location"]["range"]["start"]["character"],
+                         r["message"]) for r in d.get("relatedInformation", []))
+        out.append((d["code"], d["message"], d["range"]["start"]["line"], d["range"]["start"]["character"], related))
+    return sorted(out)
+
+
+@test
+def findings_match_check_after_each_edit(env):
+    # The server lints the editor's text incrementally (re-parse from the last tree, the
+    # project's context kept); after every edit its findings must be exactly those of
+    # `torchlint check` on the same text, related locations included.
+    path = os.path.join(env.project, "loops.py")
+    text = LOOPS
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    c = env.client()
+    c.open(path, text)
+    _, m = c.diagnostics(path)
+    assert server_findings(m) == check_findings(path)
+    # Each edit comments a line out (or back in, or rewrites it): one incremental change.
+    edits = [("            optimizer.zero_grad()", "#           optimizer.zero_grad()"),   # TL103
+             ("#           optimizer.zero_grad()", "            optimizer.zero_grad()"),
+             ("        scheduler.step()", "#       scheduler.step()"),                     # TL105
+             ("#       scheduler.step()", "        scheduler.step()"),
+             (' "optimizer": optimizer.state_dict(),', ""),                                # TL301
+             ("            optimizer.step()", "            scheduler.step()\n            optimizer.step()"),  # TL106
+             ("            loss.backward()\n            scheduler.step()\n            optimizer.step()",
+              "            optimizer.step()\n            loss.backward()"),              # TL104
+             ]
+    seen_codes, seen_related = set(), 0
+    for version, (old, new) in enumerate(edits, start=2):
+        assert old in text, old
+        c.change(path, version, [{"range": full_range_of(text, old), "text": new}])
+        text = text.replace(old, new, 1)
+        _, m = c.diagnostics(path, version=version)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        got, want = server_findings(m), check_findings(path)
+        assert got == want, f"after edit {version - 1}:\nserver {got}\ncheck  {want}"
+        seen_codes |= {g[0] for g in got}
+        seen_related += sum(1 for g in got if g[4])
+    # The edits did make the rules report, some with a second location.
+    assert {"TL103", "TL105", "TL301"} <= seen_codes, seen_codes
+    assert seen_related >= 2, seen_related
+    assert c.close() == 0
+
+
 @test
 def requests_wait_for_the_current_text(env):
     c = env.client()
@@ -411,6 +500,20 @@ def notebook_synchronised_by_cell(env):
     assert codes(first) == [], codes(first)  # the magic is not a parse error
     assert codes(second) == ["TL304"], codes(second)
     assert second["params"]["diagnostics"][0]["range"]["start"] == {"line": 1, "character": 8}
+    # Code actions on the cell: its safe fix and a suppression, as edits of the cell itself.
+    r = c.code_actions_for(cell_uri["cell2"], 1)
+    actions = {a["title"]: a for a in r["result"]}
+    fix = next(a for a in r["result"] if a.get("isPreferred"))
+    cell2_text = cells[2][2]
+    fixed = apply_edits(cell2_text, fix["edit"]["changes"][cell_uri["cell2"]])
+    assert fixed == "model = torch.nn.Linear(2, 2)\nstate = torch.load('w.pt', weights_only=True)", fixed
+    suppress = actions["Suppress TL304 on this line"]
+    suppressed = apply_edits(cell2_text, suppress["edit"]["changes"][cell_uri["cell2"]])
+    assert suppressed.endswith("state = torch.load('w.pt')  # noqa: TL304"), suppressed
+    assert not any("baseline" in t for t in actions), list(actions)
+    # The cell's own hover works as a file's does.
+    h = c.call("textDocument/hover", {"textDocument": {"uri": cell_uri["cell2"]}, "position": {"line": 1, "character": 10}})
+    assert "TL304" in h["result"]["contents"]["value"], h
     # The fix typed into the second cell (an incremental change of its text).
     c.notify("notebookDocument/didChange", {
         "notebookDocument": {"uri": nb_uri, "version": 2},
@@ -431,6 +534,61 @@ def notebook_synchronised_by_cell(env):
     assert codes(new) == ["TL304"] and new["params"]["diagnostics"][0]["range"]["start"]["line"] == 1, new
     c.notify("notebookDocument/didClose", {"notebookDocument": {"uri": nb_uri},
                                            "cellTextDocuments": [{"uri": u} for u in cell_uri.values()]})
+    assert c.close() == 0
+
+
+FAKE_CPP_FRONT_END = """#!/usr/bin/python3
+# Stands in for torchlint-cpp: one finding per file, and a line per run in RUNS.
+import json, sys
+files = sys.argv[sys.argv.index("--") + 1:]
+with open(RUNS, "a") as f:
+    f.write(" ".join(files) + "\\n")
+print(json.dumps([{"code": "TL402", "name": "hardcoded-cuda", "message": "seen by the C++ front-end",
+                   "filename": name, "location": {"row": 2, "column": 3},
+                   "end_location": {"row": 2, "column": 7}} for name in files]))
+"""
+
+
+@test
+def cpp_files_are_linted_on_open_and_save_only(env):
+    # C++ goes through torchlint-cpp (here a stand-in named by TORCHLINT_CPP, as the real
+    # one is a Clang build): from the file on disk, so on open and save, not per keystroke.
+    runs = os.path.join(env.dir, "runs.txt")
+    fake = os.path.join(env.dir, "fake-torchlint-cpp")
+    with open(fake, "w", encoding="utf-8") as f:
+        f.write(FAKE_CPP_FRONT_END.replace("RUNS", repr(runs)))
+    os.chmod(fake, 0o755)
+    kernel = os.path.join(env.project, "kernel.cpp")
+    text = "#include <torch/torch.h>\nauto x = torch::kCUDA;\n"
+    with open(kernel, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.environ["TORCHLINT_CPP"] = fake
+    try:
+        c = env.client()
+    finally:
+        del os.environ["TORCHLINT_CPP"]
+
+    def run_count():
+        return len(open(runs).read().splitlines()) if os.path.exists(runs) else 0
+    c.open(kernel, text)
+    _, m = c.diagnostics(kernel, version=1)
+    assert codes(m) == ["TL402"], m
+    assert m["params"]["diagnostics"][0]["range"]["start"] == {"line": 1, "character": 2}, m
+    assert run_count() == 1
+    # Typing: no run (the front-end would read the old file, and takes seconds).
+    c.change(kernel, 2, [{"range": full_range_of(text, "auto"), "text": "auto y"}])
+    _, py = env.open_train(c)  # a Python lint meanwhile does not run it either
+    time.sleep(0.3)
+    assert run_count() == 1, open(runs).read()
+    # Saved: linted again, and its findings published for the saved version.
+    with open(kernel, "w", encoding="utf-8") as f:
+        f.write(text.replace("auto", "auto y"))
+    c.notify("textDocument/didSave", {"textDocument": {"uri": uri(kernel)}})
+    _, m = c.diagnostics(kernel, version=2)
+    assert codes(m) == ["TL402"] and run_count() == 2, (m, run_count())
+    c.notify("textDocument/didClose", {"textDocument": {"uri": uri(kernel)}})
+    _, m = c.diagnostics(kernel)
+    assert codes(m) == [], m
     assert c.close() == 0
 
 

@@ -20,6 +20,7 @@ TEST_CASE("file results survive serialization; any damaged byte string is reject
   d.scope = "train.main";
   d.fix = Fix{"Add `weights_only=True`", {{19, 19, ", weights_only=True"}}};
   d.conditions.push_back({ProjectCondition::Kind::kReachableLacks, {"train.<module>"}, "seeds-torch", "seed"});
+  d.related.push_back({"optimizer `opt`, not saved", 4, 7, {1, 5}, {1, 8}});
   r.diagnostics.push_back(d);
   r.suppressions.push_back(*parse_suppression_comment("# noqa: TL401, TL102", 5, 9, false));
   r.facts.module = "train";
@@ -38,6 +39,11 @@ TEST_CASE("file results survive serialization; any damaged byte string is reject
   CHECK(b.fix->edits[0].replacement == ", weights_only=True");
   REQUIRE(b.conditions.size() == 1);
   CHECK(b.conditions[0].unknown_callee_hint == "seed");
+  // Related locations come back too: a cached file's findings keep their second place.
+  REQUIRE(b.related.size() == 1);
+  CHECK(b.related[0].message == "optimizer `opt`, not saved");
+  CHECK(b.related[0].end_byte == 7);
+  CHECK(b.related[0].end.column == 8);
   CHECK(back->suppressions[0].codes == std::vector<std::string>{"TL401", "TL102"});
   CHECK(back->facts.functions[0].calls[0].contexts == std::vector<std::string>{"no-grad"});
 
