@@ -43,7 +43,8 @@ class CheckCommand {
   std::string output_format_ = "full", color_ = "auto", output_file_, config_file_, target_torch_, target_torchvision_;
   bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false, no_cache_ = false,
        unsafe_fixes_ = false, include_checkpoints_ = false;
-  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_;
+  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_, build_path_;
+  std::vector<std::string> extra_args_;
   unsigned jobs_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "pch.h"
 
+#include "pch_lru.h"
+
 #include <clang/Basic/Version.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendActions.h>
@@ -199,7 +201,11 @@ std::string PchCache::get(const tooling::CompileCommand& command, const std::str
     entry = e;
   }
   std::lock_guard<std::mutex> lock(entry->mutex);
-  if (entry->done) return entry->path;
+  // A PCH that vanished since (evicted by this run or another) is built again.
+  if (entry->done && (entry->path.empty() || fs::is_regular_file(entry->path, ec))) {
+    acquire(entry->path);
+    return entry->path;
+  }
   entry->done = true;
   fs::path pch = fs::path(dir_) / (key + ".pch");
   if (fs::is_regular_file(pch, ec) && fs::file_size(pch, ec) > 0) {
@@ -211,10 +217,38 @@ std::string PchCache::get(const tooling::CompileCommand& command, const std::str
     entry->path = build(key, command, args, header_text);
   }
   if (!entry->path.empty()) {
-    std::lock_guard<std::mutex> g(mutex_);
-    key_of_[entry->path] = key;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      key_of_[entry->path] = key;
+    }
+    acquire(entry->path);
   }
   return entry->path;
+}
+
+void PchCache::acquire(const std::string& pch) {
+  if (pch.empty()) return;
+  std::error_code ec;
+  // Touch on use: the LRU order is by mtime. Clang checks the mtimes of a PCH's inputs,
+  // never the PCH's own, so this does not make it stale.
+  fs::last_write_time(pch, fs::file_time_type::clock::now(), ec);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++in_use_[pch];
+  ours_.insert(pch);
+  // At every use, not only after a build: a cap lowered since, or PCHs added by other runs,
+  // are trimmed too (a directory listing; a run has few PCHs).
+  std::set<std::string> in_use;
+  for (const auto& [path, count] : in_use_) {
+    if (count > 0) in_use.insert(path);
+  }
+  evict_pch_lru(dir_, max_size_, in_use, ours_);
+}
+
+void PchCache::release(const std::string& pch) {
+  if (pch.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = in_use_.find(pch);
+  if (it != in_use_.end() && --it->second <= 0) in_use_.erase(it);
 }
 
 void PchCache::invalidate(const std::string& pch) {
