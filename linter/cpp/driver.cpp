@@ -297,20 +297,12 @@ uint64_t tu_key(const std::string& tool, const std::set<std::string>& enabled, c
   material += '\0' + command.Directory + '\0';
   for (const auto& a : command.CommandLine) material += a + '\0';
   std::error_code ec;
-  for (size_t i = 1; i < command.CommandLine.size(); ++i) {
-    llvm::StringRef a = command.CommandLine[i];
-    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
-      if (!a.startswith(flag)) continue;
-      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str()
-                                             : (i + 1 < command.CommandLine.size() ? command.CommandLine[i + 1] : "");
-      if (d.empty()) break;
-      for (const char* version : {"torch/version.h", "torch/csrc/api/include/torch/version.h"}) {
-        fs::path v = fs::path(command.Directory) / d / version;
-        if (!fs::is_regular_file(v, ec)) continue;
-        std::string error;
-        if (auto text = read_file_bytes(v.string(), error)) material += v.string() + '\0' + *text;
-      }
-      break;
+  for (const auto& d : include_dirs(command.Directory, command.CommandLine)) {
+    for (const char* version : {"torch/version.h", "torch/csrc/api/include/torch/version.h"}) {
+      fs::path v = fs::path(d) / version;
+      if (!fs::is_regular_file(v, ec)) continue;
+      std::string error;
+      if (auto text = read_file_bytes(v.string(), error)) material += v.string() + '\0' + *text;
     }
   }
   return ResultCache::hash(main_text, ResultCache::hash(material));

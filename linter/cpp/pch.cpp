@@ -72,6 +72,20 @@ std::vector<std::string> leading_torch_includes(const std::string& text) {
   return out;
 }
 
+std::vector<std::string> include_dirs(const std::string& directory, const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
+      if (!a.startswith(flag)) continue;
+      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
+      if (!d.empty()) dirs.push_back((fs::path(directory) / d).string());
+      break;
+    }
+  }
+  return dirs;
+}
+
 std::string default_pch_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/torchlint/pch";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/torchlint/pch";
@@ -139,15 +153,7 @@ bool write_once(const fs::path& path, const std::string& text) {
 std::string header_stamps(const tooling::CompileCommand& command, const std::vector<std::string>& args,
                           const std::vector<std::string>& includes) {
   std::vector<fs::path> dirs;
-  for (size_t i = 1; i < args.size(); ++i) {
-    llvm::StringRef a = args[i];
-    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
-      if (!a.startswith(flag)) continue;
-      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
-      if (!d.empty()) dirs.push_back(fs::path(command.Directory) / d);
-      break;
-    }
-  }
+  for (const auto& d : include_dirs(command.Directory, args)) dirs.push_back(d);
   dirs.push_back("/usr/local/include");
   dirs.push_back("/usr/include");
   std::string out;

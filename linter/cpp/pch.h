@@ -56,6 +56,10 @@ class PchCache {
   std::map<std::string, std::string> key_of_;              // PCH path -> key
 };
 
+// The include directories (-I, -isystem, -iquote, -idirafter) of a command line (args[0]
+// is the compiler), relative ones resolved against the command's `directory`.
+std::vector<std::string> include_dirs(const std::string& directory, const std::vector<std::string>& args);
+
 // The default cache directory: $XDG_CACHE_HOME/torchlint/pch or ~/.cache/torchlint/pch.
 std::string default_pch_dir();
 
