@@ -289,24 +289,4 @@ std::vector<report::CheckpointRow> checkpoint_rows(const std::vector<ckpt::Check
   return rows;
 }
 
-std::optional<uint64_t> parse_size(const std::string& text) {
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  double value = 0;
-  try {
-    value = std::stod(text.substr(0, i));
-  } catch (...) {
-    return std::nullopt;
-  }
-  std::string unit = text.substr(i);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  static const std::map<std::string, double> units = {
-      {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6}, {"mib", 1048576.0},
-      {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1e12}, {"tib", 1099511627776.0}};
-  auto it = units.find(unit);
-  if (it == units.end() || value < 0) return std::nullopt;
-  return static_cast<uint64_t>(value * it->second);
-}
-
 }  // namespace torchlint::cli

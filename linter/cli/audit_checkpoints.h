@@ -46,7 +46,4 @@ std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const
 std::vector<report::CheckpointRow> checkpoint_rows(const std::vector<ckpt::Checkpoint>& checkpoints,
                                                    const std::vector<Diagnostic>& findings);
 
-// Parses "2GiB", "500MB", "1.5G", "4096" (bytes); nullopt when malformed.
-std::optional<uint64_t> parse_size(const std::string& text);
-
 }  // namespace torchlint::cli

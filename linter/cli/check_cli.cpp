@@ -178,6 +178,14 @@ CheckCommand::CheckCommand(CLI::App& app) {
   command_->add_flag("--fix", fix_, "Apply the safe fixes ([*]) to the files, then report what is left");
   command_->add_flag("--unsafe-fixes", unsafe_fixes_, "Also apply (or show) fixes that may change behaviour");
   command_->add_flag("--diff", diff_, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
+  command_->add_option("-p,--build-path", build_path_,
+                       "C++: directory of compile_commands.json for torchlint-cpp (default: [tool.torchlint.cpp] build-path, "
+                       "else found beside the files)");
+  command_->add_option("--extra-arg", extra_args_,
+                       "C++: argument appended to every compile command, after the configuration's extra-args "
+                       "(one per occurrence: --extra-arg=-Ithird_party/include)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command_->add_flag("--include-checkpoints", include_checkpoints_, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
 }
 
@@ -233,6 +241,8 @@ int CheckCommand::run() const {
   if (!diff_base_.empty()) request.diff_base = diff_base_;
   request.use_cache = !no_cache_;
   if (!cache_dir_.empty()) request.cache_dir = cache_dir_;
+  if (!build_path_.empty()) request.cpp_build_path = build_path_;
+  request.cpp_extra_args = extra_args_;
 
   std::string error;
   std::optional<CheckRun> run;

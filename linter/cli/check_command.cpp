@@ -32,20 +32,6 @@ static std::map<std::string, const SourceFile*> sources_of(const LintOutcome& ou
   return sources;
 }
 
-// What the cache must be invalidated by besides the inputs: this exact build of torchlint
-// (a rebuilt binary may have different rules with the same version number).
-static std::string build_identity() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  std::string id = TORCHLINT_VERSION;
-  if (!ec) {
-    auto size = fs::file_size(exe, ec);
-    auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
-    id += ":" + std::to_string(size) + ":" + std::to_string(time);
-  }
-  return id;
-}
-
 // The project root comes from the files, never from the working directory: a configuration
 // file's directory, else the nearest project marker (see find_project_root).
 static ProjectRoot project_root_for(const CheckRequest& request, const std::optional<Config>& config) {
@@ -161,10 +147,17 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   }
 
   std::optional<ResultCache> cache;
+  CppRunSettings cpp;
   if (request.use_cache) {
-    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : default_cache_dir(root), build_identity());
+    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : default_cache_dir(root), executable_identity(TORCHLINT_VERSION));
     options.cache = &*cache;
+    std::error_code ec;
+    cpp.cache_dir = fs::absolute(cache->dir(), ec);  // the same cache: torchlint-cpp's packs beside ours
   }
+  if (run.config) cpp.config_file = fs::absolute(run.config->file);
+  cpp.build_path = request.cpp_build_path;
+  cpp.extra_args = request.cpp_extra_args;
+  cpp.jobs = request.jobs;
 
   python::PythonAnalyzer python(rules, python_rules());
   DiscoveryOptions discovery;
@@ -221,7 +214,7 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   run.enabled = options.enabled;
   run.outcome = lint_files(files, {&python}, rules, options);
   run.outcome.errors.insert(run.outcome.errors.begin(), errors.begin(), errors.end());
-  add_cpp_findings(cpp_files, rules, run.enabled, options.per_file_ignores, request.jobs, run.outcome);
+  add_cpp_findings(cpp_files, rules, run.enabled, options.per_file_ignores, cpp, run.outcome);
 
   if (request.diff_base) {
     auto changed = changed_lines_since(*request.diff_base, error);

@@ -38,6 +38,8 @@ struct CheckRequest {
   std::optional<std::string> diff_base;       // --diff-base REV
   bool use_cache = false;                     // the command line turns it on by default
   std::optional<std::string> cache_dir;       // default: <project root>/.torchlint_cache
+  std::optional<std::string> cpp_build_path;  // -p: torchlint-cpp's compile_commands.json directory
+  std::vector<std::string> cpp_extra_args;    // --extra-arg, for torchlint-cpp
   // Whether the project's other files give context (facts) to the files asked for, so
   // that one file gets the same findings alone as in a run over its whole project. Off:
   // the paths are the whole project (the rule fixtures, each its own program).

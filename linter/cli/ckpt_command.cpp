@@ -201,7 +201,7 @@ int CkptCommand::run_inspect() const {
   ckpt::InspectOptions options = inspect_options(allow_globals_, scan_values_);
   options.skip_unrecognised_files = skip_non_checkpoints_;
   if (!max_inflate_.empty()) {
-    auto size = cli::parse_size(max_inflate_);
+    auto size = parse_size(max_inflate_);
     if (!size) {
       std::cerr << "torchlint: error: --max-inflate: expected a size such as 512MiB, got `" << max_inflate_ << "`\n";
       return kExitError;

@@ -44,7 +44,8 @@ class CheckCommand {
   std::vector<std::string> exclude_, extend_exclude_;
   bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false, no_cache_ = false,
        unsafe_fixes_ = false, include_checkpoints_ = false, quiet_ = false, show_fixes_ = false;
-  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_, stdin_filename_;
+  std::string baseline_, write_baseline_file_, diff_base_, cache_dir_, stdin_filename_, build_path_;
+  std::vector<std::string> extra_args_;
   unsigned jobs_ = 0;
 };
 

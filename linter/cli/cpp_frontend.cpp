@@ -63,8 +63,8 @@ std::vector<DiscoveredFile> split_cpp_files(std::vector<DiscoveredFile>& files) 
 }
 
 void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegistry& registry, const RuleSet& enabled,
-                      const std::vector<std::pair<std::string, std::vector<std::string>>>& per_file_ignores, unsigned jobs,
-                      LintOutcome& outcome) {
+                      const std::vector<std::pair<std::string, std::vector<std::string>>>& per_file_ignores,
+                      const CppRunSettings& settings, LintOutcome& outcome) {
   if (files.empty()) return;
   auto exe = find_torchlint_cpp();
   if (!exe) {
@@ -80,9 +80,25 @@ void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegist
   }
   if (codes.empty()) return;
   std::vector<std::string> argv = {exe->string(), "--output-format=json", "--select=" + codes};
-  if (jobs) {
+  if (settings.jobs) {
     argv.push_back("--jobs");
-    argv.push_back(std::to_string(jobs));
+    argv.push_back(std::to_string(settings.jobs));
+  }
+  if (settings.config_file) {
+    argv.push_back("--config");
+    argv.push_back(settings.config_file->string());
+  } else {
+    argv.push_back("--isolated");  // no configuration here: none there either
+  }
+  if (settings.build_path) {
+    argv.push_back("--build-path");
+    argv.push_back(*settings.build_path);
+  }
+  // `--extra-arg=VALUE`: a value starting with `-` is never read as an option.
+  for (const auto& a : settings.extra_args) argv.push_back("--extra-arg=" + a);
+  if (settings.cache_dir) {
+    argv.push_back("--cache-dir");
+    argv.push_back(settings.cache_dir->string());
   }
   argv.push_back("--");  // file names are never options
   for (const auto& f : files) argv.push_back(f.display);

@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -36,6 +39,26 @@ std::optional<TorchVersion> TorchVersion::parse(std::string_view text) {
 }
 
 std::string TorchVersion::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+
+std::optional<uint64_t> parse_size(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  double value = 0;
+  try {
+    value = std::stod(text.substr(0, i));
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(i);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6}, {"mib", 1048576.0},
+      {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1e12}, {"tib", 1099511627776.0}};
+  auto it = units.find(unit);
+  if (it == units.end() || value < 0) return std::nullopt;
+  return static_cast<uint64_t>(value * it->second);
+}
 
 static bool pyproject_has_torchlint(const fs::path& file) {
   auto result = toml::parse_file(file.string());
@@ -117,6 +140,39 @@ bool read_probe(Reader& reader, const toml::node& node, const std::string& prefi
   return true;
 }
 
+// Paths in the file are relative to its directory, whatever the working directory.
+bool read_cpp(Reader& reader, const toml::node& node, const std::string& prefix, const fs::path& root, CppConfig& cpp) {
+  const auto* table = node.as_table();
+  if (!table) return reader.fail(prefix, "expected a table ([tool.torchlint.cpp] or [cpp])");
+  auto path = [&](const toml::node& value, const std::string& full, std::optional<std::string>& out) {
+    const auto* s = value.as_string();
+    if (!s || s->get().empty()) return reader.fail(full, "expected a directory path");
+    out = (root / s->get()).lexically_normal().string();
+    return true;
+  };
+  for (const auto& [key_node, value] : *table) {
+    std::string key(key_node.str());
+    std::string full = prefix + "." + key;
+    if (key == "build-path") {
+      if (!path(value, full, cpp.build_path)) return false;
+    } else if (key == "pch-dir") {
+      if (!path(value, full, cpp.pch_dir)) return false;
+    } else if (key == "extra-args") {
+      if (!reader.strings(value, full, cpp.extra_args)) return false;
+    } else if (key == "pch-max-size") {
+      // A size with a unit ("2G", "500M") or a number of bytes.
+      std::optional<uint64_t> size;
+      if (const auto* n = value.as_integer(); n && n->get() >= 0) size = static_cast<uint64_t>(n->get());
+      if (const auto* s = value.as_string()) size = parse_size(s->get());
+      if (!size) return reader.fail(full, "expected a size such as \"2G\", \"500M\" or a number of bytes");
+      cpp.pch_max_size = size;
+    } else {
+      return reader.fail(full, "unknown setting (known: build-path, extra-args, pch-dir, pch-max-size)");
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<Config> load_config(const fs::path& file, std::string& error) {
@@ -181,9 +237,11 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
       (vision ? config.target_torchvision_source : config.target_torch_source) = file.filename().string();
     } else if (key == "probe") {
       if (!read_probe(reader, value, full, config.probe)) break;
+    } else if (key == "cpp") {
+      if (!read_cpp(reader, value, full, config.root, config.cpp)) break;
     } else {
       reader.fail(full, "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
-                        "exclude, extend-exclude, target-torch, target-torchvision, probe)");
+                        "exclude, extend-exclude, target-torch, target-torchvision, probe, cpp)");
       break;
     }
     if (!reader.error.empty()) break;

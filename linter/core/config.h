@@ -43,6 +43,16 @@ struct ProbeConfig {
   int64_t timeout_seconds = 0;           // per model; 0: the audit's default
 };
 
+// `[tool.torchlint.cpp]` (`[cpp]` in torchlint.toml): how the C++ front-end (torchlint-cpp)
+// compiles the project's files. Read by `torchlint check` and by torchlint-cpp alone; their
+// command lines win (extra arguments from the command line come after these).
+struct CppConfig {
+  std::optional<std::string> build_path;  // the directory of compile_commands.json (absolute)
+  std::vector<std::string> extra_args;    // appended to every compile command
+  std::optional<std::string> pch_dir;     // the precompiled-header cache (absolute)
+  std::optional<uint64_t> pch_max_size;   // bytes
+};
+
 struct Config {
   std::filesystem::path file;  // empty when no configuration file was found
   std::filesystem::path root;  // directory paths in the configuration are relative to
@@ -54,7 +64,12 @@ struct Config {
   std::optional<TorchVersion> target_torchvision;
   std::string target_torchvision_source;
   ProbeConfig probe;
+  CppConfig cpp;
 };
+
+// Parses "2GiB", "500MB", "500M", "1.5G", "4096" (bytes); K, M, G, T alone are binary
+// (1024-based). nullopt when malformed.
+std::optional<uint64_t> parse_size(const std::string& text);
 
 // Nearest directory at or above `start` holding torchlint.toml, or a pyproject.toml with
 // a [tool.torchlint] table. torchlint.toml wins within one directory.

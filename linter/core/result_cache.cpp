@@ -272,7 +272,22 @@ std::optional<FileResult> deserialize_file_result(std::string_view bytes) {
   return result;
 }
 
-ResultCache::ResultCache(fs::path dir, std::string tool_version) : dir_(std::move(dir)), version_(std::move(tool_version)) {}
+ResultCache::ResultCache(fs::path dir, std::string tool_version, std::string pack_prefix)
+    : dir_(std::move(dir)), version_(std::move(tool_version)), prefix_(std::move(pack_prefix)) {}
+
+uint64_t ResultCache::hash(std::string_view data, uint64_t seed) { return content_hash(data, seed); }
+
+std::string executable_identity(const std::string& version) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::string id = version;
+  if (!ec) {
+    auto size = fs::file_size(exe, ec);
+    auto time = fs::last_write_time(exe, ec).time_since_epoch().count();
+    id += ":" + std::to_string(size) + ":" + std::to_string(time);
+  }
+  return id;
+}
 
 uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module,
                          TorchVersion target_torchvision) const {
@@ -290,7 +305,7 @@ uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVe
 fs::path ResultCache::shard_path(size_t index) const {
   char name[24];
   std::snprintf(name, sizeof name, "pack-%zu.tlc", index);
-  return dir_ / name;
+  return dir_ / (prefix_ + name);
 }
 
 // A shard file: kMagic, then entries of [u64 path hash][u64 key][u32 size][size bytes:
@@ -319,8 +334,8 @@ ResultCache::Shard& ResultCache::shard_for(uint64_t path_hash) const {
   return shard;
 }
 
-std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
-  uint64_t hash = fnv1a(relative_path);
+std::optional<std::string> ResultCache::load_bytes(const std::string& path, uint64_t key) const {
+  uint64_t hash = fnv1a(path);
   std::string bytes;
   {
     Shard& shard = shards_[hash % kShards];
@@ -332,14 +347,13 @@ std::optional<FileResult> ResultCache::load(const std::string& relative_path, ui
   }
   uint64_t checksum;
   std::memcpy(&checksum, bytes.data(), 8);
-  std::string_view payload = std::string_view(bytes).substr(8);
-  if (checksum != content_hash(payload, 0)) return std::nullopt;
-  return deserialize_file_result(payload);
+  if (checksum != content_hash(std::string_view(bytes).substr(8), 0)) return std::nullopt;
+  bytes.erase(0, 8);
+  return bytes;
 }
 
-void ResultCache::store(const std::string& relative_path, uint64_t key, const FileResult& result) const {
-  uint64_t hash = fnv1a(relative_path);
-  std::string payload = serialize_file_result(result);
+void ResultCache::store_bytes(const std::string& path, uint64_t key, std::string_view payload) const {
+  uint64_t hash = fnv1a(path);
   std::string bytes(8, '\0');
   uint64_t checksum = content_hash(payload, 0);
   std::memcpy(bytes.data(), &checksum, 8);
@@ -349,6 +363,16 @@ void ResultCache::store(const std::string& relative_path, uint64_t key, const Fi
   shard_for(hash);
   shard.entries[hash] = Entry{key, std::move(bytes)};
   shard.dirty = true;
+}
+
+std::optional<FileResult> ResultCache::load(const std::string& relative_path, uint64_t key) const {
+  auto payload = load_bytes(relative_path, key);
+  if (!payload) return std::nullopt;
+  return deserialize_file_result(*payload);
+}
+
+void ResultCache::store(const std::string& relative_path, uint64_t key, const FileResult& result) const {
+  store_bytes(relative_path, key, serialize_file_result(result));
 }
 
 void ResultCache::flush() const {

@@ -25,7 +25,10 @@ class ResultCache {
  public:
   static constexpr size_t kShards = 8;
 
-  ResultCache(std::filesystem::path dir, std::string tool_version);
+  // `pack_prefix` names this writer's pack files: torchlint-cpp keeps its entries in
+  // `cpp-pack-N.tlc` beside torchlint's `pack-N.tlc`, so that the two processes of one
+  // `torchlint check` never rewrite each other's shards.
+  ResultCache(std::filesystem::path dir, std::string tool_version, std::string pack_prefix = "");
   ~ResultCache();
   ResultCache(const ResultCache&) = delete;
   ResultCache& operator=(const ResultCache&) = delete;
@@ -37,6 +40,13 @@ class ResultCache {
   // Thread-safe.
   std::optional<FileResult> load(const std::string& relative_path, uint64_t key) const;
   void store(const std::string& relative_path, uint64_t key, const FileResult& result) const;
+  // Entries of another shape (torchlint-cpp's), under a key the caller computes (with
+  // hash(), its tool version included); checksummed like the others.
+  std::optional<std::string> load_bytes(const std::string& path, uint64_t key) const;
+  void store_bytes(const std::string& path, uint64_t key, std::string_view payload) const;
+  // The hash of the keys and checksums (fast, not cryptographic; a collision is a wrong hit
+  // with probability ~2^-64 per lookup).
+  static uint64_t hash(std::string_view data, uint64_t seed = 0);
   // Writes the shards that received entries (also done by the destructor).
   void flush() const;
 
@@ -57,8 +67,13 @@ class ResultCache {
   Shard& shard_for(uint64_t path_hash) const;  // read from disk on first use (mutex held by caller)
   std::filesystem::path dir_;
   std::string version_;
+  std::string prefix_;
   mutable std::array<Shard, kShards> shards_;
 };
+
+// What a cache must be invalidated by besides its inputs: this exact build of the running
+// executable (a rebuilt binary may have different rules with the same version number).
+std::string executable_identity(const std::string& version);
 
 // Exposed for tests: the binary form of a FileResult.
 std::string serialize_file_result(const FileResult& result);

@@ -5,7 +5,10 @@
 #include <clang/AST/ASTConsumer.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
+#include <clang/Lex/HeaderSearch.h>
 #include <clang/Lex/Lexer.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/JSONCompilationDatabase.h>
@@ -18,11 +21,14 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/lint_session.h"
+#include "core/result_cache.h"
 #include "nolint.h"
 #include "pch.h"
+#include "pch_lru.h"
 #include "program.h"
 #include "rule.h"
 
@@ -97,6 +103,66 @@ class ErrorCollector : public DiagnosticConsumer {
   unsigned offset = 0;
 };
 
+// One #include the preprocessor resolved: what the result cache records as the TU's
+// dependencies (after the parse, see dependencies()).
+struct IncludeSeen {
+  std::string path;  // the file it resolved to
+  std::string name;  // as written
+  std::string includer_dir;
+  bool angled = false;
+};
+
+// What one parse of a translation unit gives. The report is made from this the same way
+// whether it was parsed now or read back from the result cache.
+struct TuResult {
+  std::vector<RawFinding> findings;
+  std::string error;
+  std::string error_where;
+  unsigned error_offset = 0;
+  bool failed = false;
+  std::string missing_header;
+  std::vector<std::string> standins;  // headers not found, replaced by empty ones
+  TuSummary summary;                  // for the program pass (program.h)
+};
+
+struct ParseOutput {
+  TuResult result;
+  std::vector<IncludeSeen> includes;
+  std::vector<std::string> search_dirs;  // the include path, in search order
+};
+
+std::string absolute_in(const std::string& dir, llvm::StringRef name) {
+  fs::path p(name.str());
+  if (p.is_relative()) p = fs::path(dir) / p;
+  return p.lexically_normal().string();
+}
+
+class IncludeCollector : public PPCallbacks {
+ public:
+  IncludeCollector(const SourceManager& sm, std::string working_dir, std::vector<IncludeSeen>& out)
+      : sm_(sm), working_dir_(std::move(working_dir)), out_(out) {}
+  void InclusionDirective(SourceLocation hash, const Token&, llvm::StringRef name, bool angled, CharSourceRange,
+                          const FileEntry* file, llvm::StringRef, llvm::StringRef, const Module*,
+                          SrcMgr::CharacteristicKind) override {
+    if (!file) return;  // not found: the run with a stand-in for it records it
+    IncludeSeen seen;
+    llvm::StringRef real = file->tryGetRealPathName();
+    seen.path = absolute_in(working_dir_, real.empty() ? file->getName() : real);
+    seen.name = name.str();
+    seen.angled = angled;
+    if (const FileEntry* includer = sm_.getFileEntryForID(sm_.getFileID(sm_.getExpansionLoc(hash)))) {
+      llvm::StringRef r = includer->tryGetRealPathName();
+      seen.includer_dir = fs::path(absolute_in(working_dir_, r.empty() ? includer->getName() : r)).parent_path().string();
+    }
+    out_.push_back(std::move(seen));
+  }
+
+ private:
+  const SourceManager& sm_;
+  std::string working_dir_;
+  std::vector<IncludeSeen>& out_;
+};
+
 class LintConsumer : public ASTConsumer {
  public:
   LintConsumer(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
@@ -134,29 +200,174 @@ class LintConsumer : public ASTConsumer {
 
 class LintAction : public ASTFrontendAction {
  public:
-  LintAction(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
-      : enabled_(enabled), out_(out), summary_(summary) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<LintConsumer>(enabled_, out_, summary_);
+  LintAction(const std::set<std::string>& enabled, ParseOutput& out) : enabled_(enabled), out_(out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance& ci, llvm::StringRef) override {
+    Preprocessor& pp = ci.getPreprocessor();
+    std::string working_dir = ci.getFileSystemOpts().WorkingDir;
+    if (working_dir.empty()) {
+      if (auto cwd = ci.getFileManager().getVirtualFileSystem().getCurrentWorkingDirectory()) working_dir = *cwd;
+    }
+    const HeaderSearch& search = pp.getHeaderSearchInfo();
+    for (auto it = search.search_dir_begin(); it != search.search_dir_end(); ++it) {
+      if (const DirectoryEntry* dir = it->getDir()) out_.search_dirs.push_back(absolute_in(working_dir, dir->getName()));
+    }
+    pp.addPPCallbacks(std::make_unique<IncludeCollector>(ci.getSourceManager(), working_dir, out_.includes));
+    return std::make_unique<LintConsumer>(enabled_, out_.result.findings, out_.result.summary);
   }
 
  private:
   const std::set<std::string>& enabled_;
-  std::vector<RawFinding>& out_;
-  TuSummary& summary_;
+  ParseOutput& out_;
 };
 
 class LintActionFactory : public tooling::FrontendActionFactory {
  public:
-  LintActionFactory(const std::set<std::string>& enabled, std::vector<RawFinding>& out, TuSummary& summary)
-      : enabled_(enabled), out_(out), summary_(summary) {}
-  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(enabled_, out_, summary_); }
+  LintActionFactory(const std::set<std::string>& enabled, ParseOutput& out) : enabled_(enabled), out_(out) {}
+  std::unique_ptr<FrontendAction> create() override { return std::make_unique<LintAction>(enabled_, out_); }
 
  private:
   const std::set<std::string>& enabled_;
-  std::vector<RawFinding>& out_;
-  TuSummary& summary_;
+  ParseOutput& out_;
 };
+
+bool is_under(const std::string& path, const std::string& dir) {
+  if (dir.empty() || path.size() <= dir.size() || path.compare(0, dir.size(), dir) != 0) return false;
+  return dir.back() == '/' || path[dir.size()] == '/';
+}
+
+// A LibTorch include root on the include path (…/include or …/torch/csrc/api/include):
+// its headers are LibTorch's, versioned by torch/version.h, never the project's.
+bool is_libtorch_root(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(dir) / "torch/version.h", ec) ||
+         fs::is_regular_file(fs::path(dir) / "torch/csrc/api/include/torch/version.h", ec);
+}
+
+// A dependency of a cached result: a file and the hash of its bytes, or a path that did not
+// exist (where a header that was not found would be found once it is there).
+struct Dependency {
+  std::string path;
+  std::optional<uint64_t> hash;  // nullopt: must still not exist
+};
+
+std::optional<uint64_t> hash_file(const std::string& path) {
+  std::string error;
+  auto bytes = read_file_bytes(path, error);
+  if (!bytes) return std::nullopt;
+  return ResultCache::hash(*bytes);
+}
+
+// The project headers the TU included (under `root`, outside LibTorch's include roots,
+// not the main file itself), and for each header replaced by a stand-in the paths where it
+// was looked for: creating it there, or adding it to the project, must invalidate the result.
+std::optional<std::vector<Dependency>> dependencies(const ParseOutput& parse, const std::string& main_file,
+                                                    const std::string& root, const std::string& standin_dir) {
+  std::vector<std::string> torch_roots;
+  for (const auto& d : parse.search_dirs) {
+    if (is_libtorch_root(d)) torch_roots.push_back(d);
+  }
+  std::set<std::string> seen;
+  std::vector<Dependency> out;
+  for (const auto& inc : parse.includes) {
+    if (is_under(inc.path, standin_dir)) {
+      std::vector<std::string> candidates;
+      if (!inc.angled && !inc.includer_dir.empty()) candidates.push_back(inc.includer_dir);
+      for (const auto& d : parse.search_dirs) {
+        if (d != standin_dir) candidates.push_back(d);
+      }
+      for (const auto& d : candidates) {
+        std::string p = (fs::path(d) / inc.name).lexically_normal().string();
+        if (seen.insert(p).second) out.push_back({p, std::nullopt});
+      }
+      continue;
+    }
+    // Without a project root every header outside LibTorch counts (slower, never stale).
+    if (inc.path == main_file || (!root.empty() && !is_under(inc.path, root))) continue;
+    if (std::any_of(torch_roots.begin(), torch_roots.end(), [&](const std::string& t) { return is_under(inc.path, t); })) continue;
+    if (!seen.insert(inc.path).second) continue;
+    auto hash = hash_file(inc.path);
+    if (!hash) return std::nullopt;  // unreadable now: do not cache what cannot be checked
+    out.push_back({inc.path, hash});
+  }
+  return out;
+}
+
+// What besides the main file's bytes and its headers decides a TU's result: the tool, the
+// rules, the full compile command (extra arguments and resource directory included) and
+// the LibTorch release found on its include path.
+uint64_t tu_key(const std::string& tool, const std::set<std::string>& enabled, const tooling::CompileCommand& command,
+                const std::string& main_text) {
+  std::string material = tool + '\0';
+  for (const auto& code : enabled) material += code + ',';
+  material += '\0' + command.Directory + '\0';
+  for (const auto& a : command.CommandLine) material += a + '\0';
+  std::error_code ec;
+  for (const auto& d : include_dirs(command.Directory, command.CommandLine)) {
+    for (const char* version : {"torch/version.h", "torch/csrc/api/include/torch/version.h"}) {
+      fs::path v = fs::path(d) / version;
+      if (!fs::is_regular_file(v, ec)) continue;
+      std::string error;
+      if (auto text = read_file_bytes(v.string(), error)) material += v.string() + '\0' + *text;
+    }
+  }
+  return ResultCache::hash(main_text, ResultCache::hash(material));
+}
+
+std::string encode_entry(const TuResult& r, const std::vector<Dependency>& deps) {
+  nlohmann::json j;
+  auto& d = j["deps"] = nlohmann::json::array();
+  for (const auto& dep : deps) d.push_back({dep.path, dep.hash ? nlohmann::json(*dep.hash) : nlohmann::json(nullptr)});
+  // Findings before the program pass, with their conditions, and the TU's summary: the
+  // pass runs over every TU of the run, cached or not (another TU may have changed).
+  auto& f = j["findings"] = nlohmann::json::array();
+  for (const auto& x : r.findings) {
+    f.push_back({x.code, x.begin, x.end, x.message, x.program.requires_facts, x.program.unless_facts});
+  }
+  auto& s = j["summary"] = nlohmann::json::object();
+  for (const auto& [name, fn] : r.summary) s[name] = {fn.facts, fn.calls};
+  j["failed"] = r.failed;
+  j["error"] = r.error;
+  j["where"] = r.error_where;
+  j["offset"] = r.error_offset;
+  j["missing"] = r.missing_header;
+  j["standins"] = r.standins;
+  return j.dump();
+}
+
+// The cached result when every dependency is as it was; nullopt otherwise (or unreadable).
+std::optional<TuResult> decode_entry(const std::string& bytes) {
+  nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    std::error_code ec;
+    for (const auto& dep : j.at("deps")) {
+      std::string path = dep.at(0).get<std::string>();
+      if (dep.at(1).is_null()) {
+        if (fs::exists(path, ec)) return std::nullopt;
+      } else if (hash_file(path) != dep.at(1).get<uint64_t>()) {
+        return std::nullopt;
+      }
+    }
+    TuResult r;
+    for (const auto& x : j.at("findings")) {
+      ProgramCondition program{x.at(4).get<std::vector<std::string>>(), x.at(5).get<std::vector<std::string>>()};
+      r.findings.push_back({x.at(0).get<std::string>(), x.at(1).get<unsigned>(), x.at(2).get<unsigned>(),
+                            x.at(3).get<std::string>(), std::move(program)});
+    }
+    for (const auto& [name, fn] : j.at("summary").items()) {
+      r.summary[name] = {fn.at(0).get<std::set<std::string>>(), fn.at(1).get<std::set<std::string>>()};
+    }
+    r.failed = j.at("failed").get<bool>();
+    r.error = j.at("error").get<std::string>();
+    r.error_where = j.at("where").get<std::string>();
+    r.error_offset = j.at("offset").get<unsigned>();
+    r.missing_header = j.at("missing").get<std::string>();
+    r.standins = j.at("standins").get<std::vector<std::string>>();
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a foreign or damaged entry is a miss
+  }
+}
 
 // compile_commands.json in the file's directory or a parent (also in a `build/` folder
 // beside it, where CMake users put it), up to the repository's root: a database above it
@@ -291,17 +502,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     }
   }
 
-  struct Slot {
-    std::vector<RawFinding> findings;
-    std::string error;
-    std::string error_where;
-    unsigned error_offset = 0;
-    bool failed = false;
-    std::string missing_header;
-    std::vector<std::string> standins;  // headers not found, replaced by empty ones
-    TuSummary summary;                  // for the program pass (program.h)
-  };
-  std::vector<Slot> slots(jobs.size());
+  std::vector<TuResult> slots(jobs.size());
+  std::atomic<size_t> from_cache{0};
   std::atomic<size_t> next{0};
   // The adjustments of every compile command; the PCH is built with the same flags.
   std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments", "-fno-caret-diagnostics"};
@@ -324,12 +526,19 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   std::unique_ptr<PchCache> pch_cache;
   if (options.use_pch) {
     std::string dir = options.pch_dir.empty() ? default_pch_dir() : options.pch_dir;
-    if (!dir.empty()) pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string());
+    if (!dir.empty()) {
+      pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string(), options.pch_max_size ? options.pch_max_size : kDefaultPchMaxSize);
+    }
   }
+  std::unique_ptr<ResultCache> cache;
+  if (!options.cache_dir.empty()) cache = std::make_unique<ResultCache>(options.cache_dir, options.tool_identity, "cpp-");
+  // Canonical, as the real paths of the included files are (a project under a symlink).
+  const std::string project_root = options.project_root.empty() ? "" : fs::weakly_canonical(fs::absolute(options.project_root, ec), ec).string();
   // Headers the include path lacks are replaced by empty ones in a folder of the job's,
   // searched last, so that Clang parses the rest of the file; what needs their
   // declarations does not match, and stays silent.
-  auto run_once = [&](const FileJob& job, const std::string& pch, Slot& slot, const std::vector<std::string>& standins,
+  // Returns false when Clang could not be run at all (nothing to cache).
+  auto run_once = [&](const FileJob& job, const std::string& pch, ParseOutput& parse, const std::vector<std::string>& standins,
                       const fs::path& standin_dir) {
     tooling::ClangTool tool(*job.db, {job.absolute});
     tool.setPrintErrorMessage(false);
@@ -349,9 +558,10 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
       tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(
           {"-idirafter", standin_dir.string(), "-ferror-limit=0"}, tooling::ArgumentInsertPosition::END));
     }
-    slot = Slot{};
+    parse = ParseOutput{};
+    TuResult& slot = parse.result;
     slot.standins = standins;
-    LintActionFactory factory(options.enabled, slot.findings, slot.summary);
+    LintActionFactory factory(options.enabled, parse);
     int rc = tool.run(&factory);
     if (rc != 0 || diags.getNumErrors() > 0) {
       slot.failed = true;
@@ -360,6 +570,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
       slot.error_where = diags.where;
       slot.error_offset = diags.offset;
     }
+    return !diags.first_error.empty() || rc == 0;
   };
   auto pch_rejected = [](const std::string& error) {
     std::string e = llvm::StringRef(error).lower();
@@ -368,46 +579,73 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < jobs.size(); i = next.fetch_add(1)) {
       const FileJob& job = jobs[i];
+      // The TU's compile command, as Clang will run it (adjusted).
+      std::optional<tooling::CompileCommand> command;
+      if (pch_cache || cache) {
+        auto commands = job.db->getCompileCommands(job.absolute);
+        if (!commands.empty()) {
+          command = commands.front();
+          command->CommandLine = adjust(command->CommandLine, command->Filename);
+        }
+      }
+      // The result cache first: a hit needs neither the PCH nor Clang.
+      std::optional<uint64_t> key;
+      if (cache && command) {
+        std::string error;
+        if (auto text = read_file_bytes(job.absolute, error)) {
+          key = tu_key(options.tool_identity, options.enabled, *command, *text);
+          if (auto bytes = cache->load_bytes(job.absolute, *key)) {
+            if (auto hit = decode_entry(*bytes)) {
+              slots[i] = std::move(*hit);
+              ++from_cache;
+              continue;
+            }
+          }
+        }
+      }
       // The PCH of the file's leading LibTorch includes, with its own flags.
       std::string pch;
       std::vector<std::string> includes;
-      tooling::CompileCommand command;
-      if (pch_cache) {
+      if (pch_cache && command) {
         std::ifstream in(job.absolute, std::ios::binary);
         std::string head(64 * 1024, '\0');
         in.read(head.data(), static_cast<std::streamsize>(head.size()));
         head.resize(static_cast<size_t>(in.gcount()));
         includes = leading_torch_includes(head);
-        if (!includes.empty()) {
-          auto commands = job.db->getCompileCommands(job.absolute);
-          if (!commands.empty()) {
-            command = commands.front();
-            command.CommandLine = adjust(command.CommandLine, command.Filename);
-            pch = pch_cache->get(command, job.absolute, includes);
-          }
-        }
+        if (!includes.empty()) pch = pch_cache->get(*command, job.absolute, includes);
       }
       std::error_code job_ec;
       std::vector<std::string> standins;
-      const fs::path standin_dir = fs::temp_directory_path(job_ec) /
+      const fs::path standin_dir = fs::weakly_canonical(fs::temp_directory_path(job_ec), job_ec) /
                                    ("torchlint-standins-" + std::to_string(::getpid()) + "-" + std::to_string(i));
+      ParseOutput parse;
+      bool ran = false;
       for (int attempt = 0;; ++attempt) {
-        run_once(job, pch, slots[i], standins, standin_dir);
-        const std::string& missing = slots[i].missing_header;
-        if (slots[i].failed && !missing.empty() && standins.size() < 16 &&
+        ran = run_once(job, pch, parse, standins, standin_dir);
+        const TuResult& slot = parse.result;
+        const std::string& missing = slot.missing_header;
+        if (slot.failed && !missing.empty() && standins.size() < 16 &&
             std::find(standins.begin(), standins.end(), missing) == standins.end()) {
           standins.push_back(missing);  // again, with an empty stand-in for it
           continue;
         }
-        if (!slots[i].failed || pch.empty()) break;
+        if (!slot.failed || pch.empty()) break;
         // Clang rejected the PCH (stale, corrupted): drop it and rebuild it once; an error
         // outside the main file may come from the PCH too: run without it. Findings are
         // never lost to the cache.
-        bool rejected = pch_rejected(slots[i].error);
-        if (!rejected && slots[i].error_where.empty()) break;  // an error of the file itself
+        bool rejected = pch_rejected(slot.error);
+        if (!rejected && slot.error_where.empty()) break;  // an error of the file itself
         if (rejected) pch_cache->invalidate(pch);
-        pch = rejected && attempt == 0 ? pch_cache->get(command, job.absolute, includes) : "";
+        pch_cache->release(pch);
+        pch = rejected && attempt == 0 ? pch_cache->get(*command, job.absolute, includes) : "";
       }
+      if (pch_cache) pch_cache->release(pch);
+      if (cache && key && ran) {
+        if (auto deps = dependencies(parse, job.absolute, project_root, standin_dir.string())) {
+          cache->store_bytes(job.absolute, *key, encode_entry(parse.result, *deps));
+        }
+      }
+      slots[i] = std::move(parse.result);
       if (!standins.empty()) fs::remove_all(standin_dir, job_ec);
     }
   };
@@ -434,7 +672,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
 
   for (size_t i = 0; i < jobs.size(); ++i) {
     const FileJob& job = jobs[i];
-    Slot& slot = slots[i];
+    TuResult& slot = slots[i];
     std::string error;
     auto source = SourceFile::read(job.absolute, error, job.path);
     if (!source) {
@@ -488,6 +726,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     for (auto& d : diagnostics) result.diagnostics.push_back(std::move(d));
   }
   std::sort(result.diagnostics.begin(), result.diagnostics.end(), diagnostic_less);
+  result.from_cache = from_cache;
+  if (cache) cache->flush();
   return result;
 }
 

@@ -2,6 +2,7 @@
 // torchlint-cpp's engine: finds each file's compile command, parses the files with Clang
 // (in parallel), runs the C++ rules on the main file's declarations and returns findings
 // with suppressions applied. No Clang type appears here, so main.cpp stays a plain TU.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,6 +24,14 @@ struct CppLintOptions {
   std::string resource_dir;              // Clang's builtin headers; empty: the built-in default
   bool use_pch = true;                   // precompile the leading LibTorch includes (cached)
   std::string pch_dir;                   // the PCH cache; empty: $XDG_CACHE_HOME/torchlint/pch
+  uint64_t pch_max_size = 0;             // the PCH cache's size cap; 0: the default (2 GiB)
+  // The result cache (torchlint's .torchlint_cache): empty: off. An entry is keyed by the
+  // tool's identity, the rules, the TU's full compile command, the LibTorch version on its
+  // include path and the main file's bytes, and holds the project headers the TU included
+  // (those under project_root) with their content hashes: a changed header is a miss.
+  std::string cache_dir;
+  std::string project_root;
+  std::string tool_identity;
 };
 
 struct CppLintResult {
@@ -30,6 +39,7 @@ struct CppLintResult {
   std::vector<FileError> errors;
   std::vector<std::string> notes;  // said once each (missing database, fallback flags)
   size_t files_linted = 0;
+  size_t from_cache = 0;  // translation units whose results came from the result cache
   std::unordered_map<std::string, std::shared_ptr<const SourceFile>> sources;
 };
 

@@ -1,5 +1,7 @@
 #include "pch.h"
 
+#include "pch_lru.h"
+
 #include <clang/Basic/Version.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendActions.h>
@@ -70,6 +72,20 @@ std::vector<std::string> leading_torch_includes(const std::string& text) {
   return out;
 }
 
+std::vector<std::string> include_dirs(const std::string& directory, const std::vector<std::string>& args) {
+  std::vector<std::string> dirs;
+  for (size_t i = 1; i < args.size(); ++i) {
+    llvm::StringRef a = args[i];
+    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
+      if (!a.startswith(flag)) continue;
+      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
+      if (!d.empty()) dirs.push_back((fs::path(directory) / d).string());
+      break;
+    }
+  }
+  return dirs;
+}
+
 std::string default_pch_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/torchlint/pch";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/torchlint/pch";
@@ -137,15 +153,7 @@ bool write_once(const fs::path& path, const std::string& text) {
 std::string header_stamps(const tooling::CompileCommand& command, const std::vector<std::string>& args,
                           const std::vector<std::string>& includes) {
   std::vector<fs::path> dirs;
-  for (size_t i = 1; i < args.size(); ++i) {
-    llvm::StringRef a = args[i];
-    for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
-      if (!a.startswith(flag)) continue;
-      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
-      if (!d.empty()) dirs.push_back(fs::path(command.Directory) / d);
-      break;
-    }
-  }
+  for (const auto& d : include_dirs(command.Directory, args)) dirs.push_back(d);
   dirs.push_back("/usr/local/include");
   dirs.push_back("/usr/include");
   std::string out;
@@ -199,7 +207,11 @@ std::string PchCache::get(const tooling::CompileCommand& command, const std::str
     entry = e;
   }
   std::lock_guard<std::mutex> lock(entry->mutex);
-  if (entry->done) return entry->path;
+  // A PCH that vanished since (evicted by this run or another) is built again.
+  if (entry->done && (entry->path.empty() || fs::is_regular_file(entry->path, ec))) {
+    acquire(entry->path);
+    return entry->path;
+  }
   entry->done = true;
   fs::path pch = fs::path(dir_) / (key + ".pch");
   if (fs::is_regular_file(pch, ec) && fs::file_size(pch, ec) > 0) {
@@ -211,10 +223,38 @@ std::string PchCache::get(const tooling::CompileCommand& command, const std::str
     entry->path = build(key, command, args, header_text);
   }
   if (!entry->path.empty()) {
-    std::lock_guard<std::mutex> g(mutex_);
-    key_of_[entry->path] = key;
+    {
+      std::lock_guard<std::mutex> g(mutex_);
+      key_of_[entry->path] = key;
+    }
+    acquire(entry->path);
   }
   return entry->path;
+}
+
+void PchCache::acquire(const std::string& pch) {
+  if (pch.empty()) return;
+  std::error_code ec;
+  // Touch on use: the LRU order is by mtime. Clang checks the mtimes of a PCH's inputs,
+  // never the PCH's own, so this does not make it stale.
+  fs::last_write_time(pch, fs::file_time_type::clock::now(), ec);
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++in_use_[pch];
+  ours_.insert(pch);
+  // At every use, not only after a build: a cap lowered since, or PCHs added by other runs,
+  // are trimmed too (a directory listing; a run has few PCHs).
+  std::set<std::string> in_use;
+  for (const auto& [path, count] : in_use_) {
+    if (count > 0) in_use.insert(path);
+  }
+  evict_pch_lru(dir_, max_size_, in_use, ours_);
+}
+
+void PchCache::release(const std::string& pch) {
+  if (pch.empty()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = in_use_.find(pch);
+  if (it != in_use_.end() && --it->second <= 0) in_use_.erase(it);
 }
 
 void PchCache::invalidate(const std::string& pch) {

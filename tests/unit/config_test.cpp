@@ -160,3 +160,59 @@ timeout = 120
   CHECK(plain->probe.inputs == std::vector<std::string>{"x:1x4"});
   fs::remove_all(dir);
 }
+
+TEST_CASE("[tool.torchlint.cpp] / [cpp] for the C++ front-end") {
+  fs::path dir = temp_dir("cpp");
+  write(dir / "pyproject.toml", R"([tool.torchlint.cpp]
+build-path = "build/release"
+extra-args = ["-Ithird_party/argparse", "-DNDEBUG"]
+pch-dir = "../pch"
+pch-max-size = "500M"
+)");
+  std::string error;
+  auto config = load_config(dir / "pyproject.toml", error);
+  REQUIRE_MESSAGE(config, error);
+  // Paths are the file's, not the working directory's.
+  CHECK(config->cpp.build_path == (fs::absolute(dir) / "build/release").lexically_normal().string());
+  CHECK(config->cpp.pch_dir == (fs::absolute(dir) / "../pch").lexically_normal().string());
+  CHECK(config->cpp.extra_args == std::vector<std::string>{"-Ithird_party/argparse", "-DNDEBUG"});
+  CHECK(config->cpp.pch_max_size == 500ull << 20);
+
+  write(dir / "pyproject.toml", "[tool.torchlint.cpp]\npch-max-size = 4096\n");
+  config = load_config(dir / "pyproject.toml", error);
+  REQUIRE_MESSAGE(config, error);
+  CHECK(config->cpp.pch_max_size == 4096u);
+  CHECK_FALSE(config->cpp.build_path);
+
+  write(dir / "pyproject.toml", "[tool.torchlint.cpp]\npch-max-size = \"lots\"\n");
+  CHECK_FALSE(load_config(dir / "pyproject.toml", error));
+  CHECK(error.find("tool.torchlint.cpp.pch-max-size") != std::string::npos);
+  write(dir / "pyproject.toml", "[tool.torchlint.cpp]\nextra_args = [\"-DX\"]\n");
+  CHECK_FALSE(load_config(dir / "pyproject.toml", error));
+  CHECK(error.find("tool.torchlint.cpp.extra_args") != std::string::npos);
+  CHECK(error.find("unknown setting (known: build-path, extra-args, pch-dir, pch-max-size)") != std::string::npos);
+  write(dir / "pyproject.toml", "[tool.torchlint.cpp]\nextra-args = \"-DX\"\n");
+  CHECK_FALSE(load_config(dir / "pyproject.toml", error));
+  CHECK(error.find("expected an array of strings") != std::string::npos);
+
+  write(dir / "torchlint.toml", "[cpp]\nbuild-path = \"out\"\npch-max-size = \"2G\"\n");
+  auto plain = load_config(dir / "torchlint.toml", error);
+  REQUIRE_MESSAGE(plain, error);
+  CHECK(plain->cpp.build_path == (fs::absolute(dir) / "out").string());
+  CHECK(plain->cpp.pch_max_size == 2ull << 30);
+  write(dir / "torchlint.toml", "[cpp]\nbogus = 1\n");
+  CHECK_FALSE(load_config(dir / "torchlint.toml", error));
+  CHECK(error.find("`cpp.bogus`: unknown setting") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("sizes: units and bytes") {
+  CHECK(parse_size("500M") == 500ull << 20);
+  CHECK(parse_size("2G") == 2ull << 30);
+  CHECK(parse_size("2GiB") == 2ull << 30);
+  CHECK(parse_size("1000") == 1000u);
+  CHECK(parse_size("1.5k") == 1536u);
+  CHECK_FALSE(parse_size("two"));
+  CHECK_FALSE(parse_size("5 parsecs"));
+  CHECK_FALSE(parse_size(""));
+}
