@@ -415,7 +415,48 @@ struct FileJob {
   std::string path;     // as given (display)
   std::string absolute;
   tooling::CompilationDatabase* db = nullptr;
+  // Without a compile command: this file's own project include folders. Per file, not
+  // shared: two programs of one checkout often have headers of the same name
+  // (`include/transform.h` in each tutorial), and the other program's would be parsed.
+  std::vector<std::string> project_includes;
 };
+
+// The repository's root above `file` (the first folder with .git or .hg), or none.
+std::optional<fs::path> repository_root(const fs::path& file) {
+  std::error_code ec;
+  for (fs::path dir = file.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", ec) || fs::exists(dir / ".hg", ec)) return dir;
+    if (dir == dir.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+// A quoted project header not on the include path (`"image_io.h"` from a sibling folder
+// `utils/image_io/include/`): the folder that holds it, when exactly one file of the
+// repository has that relative path. Two candidates: unknown which one the build uses,
+// so none (the header then gets an empty stand-in). Build folders and hidden ones are
+// skipped; the walk is capped so a huge checkout costs little.
+std::optional<fs::path> find_project_header(const fs::path& root, const std::string& header) {
+  if (header.empty() || header.front() == '/' || header.find("..") != std::string::npos) return std::nullopt;
+  std::optional<fs::path> found;
+  std::error_code ec;
+  size_t visited = 0;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (++visited > 200000) return std::nullopt;
+    const fs::path& p = it->path();
+    std::string name = p.filename().string();
+    if (it->is_directory(ec)) {
+      if (name.starts_with(".") || name == "build" || name == "node_modules" || it.depth() > 12) it.disable_recursion_pending();
+      continue;
+    }
+    std::string s = p.generic_string();
+    if (!s.ends_with("/" + header)) continue;
+    if (found) return std::nullopt;  // ambiguous
+    found = fs::path(s.substr(0, s.size() - header.size() - 1));
+  }
+  return found;
+}
 
 }  // namespace
 
@@ -480,13 +521,11 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     args.insert(args.end(), torch.begin(), torch.end());
     // Where a project's own headers usually are: beside the file, and in the `include/`
     // folders of a CMake target's layout (`src/main.cpp` with `include/model.h`).
-    std::set<std::string> project_includes;
-    for (const auto& f : without_db) {
-      fs::path dir = fs::absolute(f, ec).lexically_normal().parent_path();
+    for (auto& j : jobs) {
+      if (j.db) continue;
+      fs::path dir = fs::path(j.absolute).parent_path();
       for (const fs::path& candidate : {dir, dir / "include", dir.parent_path() / "include"}) {
-        if (fs::is_directory(candidate, ec) && project_includes.insert(candidate.string()).second) {
-          args.push_back("-I" + candidate.string());
-        }
+        if (fs::is_directory(candidate, ec)) j.project_includes.push_back("-I" + candidate.string());
       }
     }
     fallback = std::make_unique<tooling::FixedCompilationDatabase>(".", args);
@@ -496,6 +535,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
                            (without_db.size() == 1 ? " file" : " files") + " (e.g. " + without_db.front() +
                            ") in its directory or above; pass -p BUILD_DIR or configure with "
                            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON. Linting with:" + flags +
+                           " and, per file, -I of its folder and of the include/ folders beside it" +
                            (found.empty() ? " (LibTorch headers not found; set TORCH_INCLUDE_DIRS)" : ""));
     for (auto& j : jobs) {
       if (!j.db) j.db = fallback.get();
@@ -539,7 +579,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   // declarations does not match, and stays silent.
   // Returns false when Clang could not be run at all (nothing to cache).
   auto run_once = [&](const FileJob& job, const std::string& pch, ParseOutput& parse, const std::vector<std::string>& standins,
-                      const fs::path& standin_dir) {
+                      const fs::path& standin_dir, const std::vector<std::string>& found_dirs) {
     tooling::ClangTool tool(*job.db, {job.absolute});
     tool.setPrintErrorMessage(false);
     ErrorCollector diags;
@@ -548,6 +588,11 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     if (!pch.empty()) {
       tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster({"-include-pch", pch}, tooling::ArgumentInsertPosition::END));
     }
+    // After the PCH's flags: Clang does not check user include folders against a PCH, so
+    // one PCH serves every file of the fallback command.
+    std::vector<std::string> own = job.project_includes;
+    for (const auto& d : found_dirs) own.push_back("-I" + d);
+    if (!own.empty()) tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(own, tooling::ArgumentInsertPosition::END));
     if (!standins.empty()) {
       std::error_code write_ec;
       for (const auto& header : standins) {
@@ -615,15 +660,27 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
         if (!includes.empty()) pch = pch_cache->get(*command, job.absolute, includes);
       }
       std::error_code job_ec;
-      std::vector<std::string> standins;
+      std::vector<std::string> standins, found_dirs, searched;
+      const std::optional<fs::path> repo = job.db == fallback.get() && fallback ? repository_root(job.absolute) : std::nullopt;
       const fs::path standin_dir = fs::weakly_canonical(fs::temp_directory_path(job_ec), job_ec) /
                                    ("torchlint-standins-" + std::to_string(::getpid()) + "-" + std::to_string(i));
       ParseOutput parse;
       bool ran = false;
       for (int attempt = 0;; ++attempt) {
-        ran = run_once(job, pch, parse, standins, standin_dir);
+        ran = run_once(job, pch, parse, standins, standin_dir, found_dirs);
         const TuResult& slot = parse.result;
         const std::string& missing = slot.missing_header;
+        // A project header elsewhere in the repository: its real declarations beat an
+        // empty stand-in (only for files without a compile command, whose include path
+        // is a guess anyway).
+        if (slot.failed && !missing.empty() && repo && searched.size() < 16 &&
+            std::find(searched.begin(), searched.end(), missing) == searched.end()) {
+          searched.push_back(missing);
+          if (auto dir = find_project_header(*repo, missing)) {
+            found_dirs.push_back(dir->string());
+            continue;
+          }
+        }
         if (slot.failed && !missing.empty() && standins.size() < 16 &&
             std::find(standins.begin(), standins.end(), missing) == standins.end()) {
           standins.push_back(missing);  // again, with an empty stand-in for it
