@@ -12,6 +12,8 @@ PACKAGES=(
   libmimalloc-dev
   # torchlint-cpp (Clang LibTooling) and its benchmark against clang-tidy
   libclang-14-dev libclang-cpp14-dev llvm-14-dev clang-14 clang-tidy-14
+  # the format check of the C++ tree (scripts/format.sh)
+  clang-format-14
   # the bounded libFuzzer runs of the checkpoint readers (tests/fuzz)
   libclang-rt-14-dev
   # test-only: real torch for fixtures and the benchmark corpus, real pre-commit
