@@ -114,8 +114,8 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "ts_parse_only: file too large: %s\n", path.c_str());
       return 1;
     }
-    TSTree *tree = ts_parser_parse_string(parser.get(), nullptr, source.data(),
-                                          static_cast<std::uint32_t>(source.size()));
+    TSTree *tree =
+        ts_parser_parse_string(parser.get(), nullptr, source.data(), static_cast<std::uint32_t>(source.size()));
     if (tree == nullptr) {
       std::fprintf(stderr, "ts_parse_only: parse failed: %s\n", path.c_str());
       return 1;
@@ -127,7 +127,6 @@ int main(int argc, char **argv) {
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
 
   std::printf("{\"files\":%zu,\"lines\":%llu,\"bytes\":%llu,\"seconds\":%.6f}\n", files.size(),
-              static_cast<unsigned long long>(lines), static_cast<unsigned long long>(bytes),
-              elapsed.count());
+              static_cast<unsigned long long>(lines), static_cast<unsigned long long>(bytes), elapsed.count());
   return 0;
 }

@@ -11,16 +11,17 @@ const std::vector<RuleInfo>& rule_catalog() {
   static const std::vector<RuleInfo> rules = [] {
     using enum Language;
     std::vector<RuleInfo> all = {
-#define TORCHLINT_LIST(...) {__VA_ARGS__}
+#define TORCHLINT_LIST(...) \
+  { __VA_ARGS__ }
 #define TORCHLINT_CATALOG(code_, name_, severity_, on, fixable_, security, precision_, checklist, languages_) \
-  RuleInfo{.code = code_,                                                                                    \
-           .name = name_,                                                                                    \
-           .severity = Severity::severity_,                                                                  \
-           .default_enabled = on,                                                                            \
-           .checklist_items = TORCHLINT_LIST checklist,                                                      \
-           .languages = TORCHLINT_LIST languages_,                                                           \
-           .fixable = fixable_,                                                                              \
-           .security_severity = security,                                                                    \
+  RuleInfo{.code = code_,                                                                                     \
+           .name = name_,                                                                                     \
+           .severity = Severity::severity_,                                                                   \
+           .default_enabled = on,                                                                             \
+           .checklist_items = TORCHLINT_LIST checklist,                                                       \
+           .languages = TORCHLINT_LIST languages_,                                                            \
+           .fixable = fixable_,                                                                               \
+           .security_severity = security,                                                                     \
            .precision = precision_},
 #include "catalog.def"
 #undef TORCHLINT_CATALOG

@@ -103,7 +103,8 @@ namespace torchlint::probe {
 bool is_out_of_memory(const std::exception& e) {
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
   const std::string what = e.what();
-  for (const char* marker : {" out of memory", "CUDNN_STATUS_NOT_SUPPORTED", "DefaultCPUAllocator: can't allocate memory"}) {
+  for (const char* marker :
+       {" out of memory", "CUDNN_STATUS_NOT_SUPPORTED", "DefaultCPUAllocator: can't allocate memory"}) {
     if (what.find(marker) != std::string::npos) return true;
   }
   return false;

@@ -62,13 +62,41 @@ namespace {
 // views and copies (they only pass on what another op produced).
 bool is_plumbing(std::string_view op) {
   static constexpr std::string_view kPlumbing[] = {
-      "aten::empty",   "aten::empty_like", "aten::empty_strided", "aten::as_strided", "aten::copy_",
-      "aten::_to_copy", "aten::to",        "aten::view",          "aten::reshape",    "aten::detach",
-      "aten::t",       "aten::transpose",  "aten::permute",       "aten::contiguous", "aten::select",
-      "aten::slice",   "aten::expand",     "aten::squeeze",       "aten::unsqueeze",  "aten::flatten",
-      "aten::clone",   "aten::resize_",    "aten::zeros",         "aten::zeros_like", "aten::ones",
-      "aten::ones_like", "aten::fill_",    "aten::zero_",         "aten::size",       "aten::dim",
-      "aten::item",    "aten::_local_scalar_dense", "aten::lift_fresh", "aten::alias",  "aten::numpy_T",
+      "aten::empty",
+      "aten::empty_like",
+      "aten::empty_strided",
+      "aten::as_strided",
+      "aten::copy_",
+      "aten::_to_copy",
+      "aten::to",
+      "aten::view",
+      "aten::reshape",
+      "aten::detach",
+      "aten::t",
+      "aten::transpose",
+      "aten::permute",
+      "aten::contiguous",
+      "aten::select",
+      "aten::slice",
+      "aten::expand",
+      "aten::squeeze",
+      "aten::unsqueeze",
+      "aten::flatten",
+      "aten::clone",
+      "aten::resize_",
+      "aten::zeros",
+      "aten::zeros_like",
+      "aten::ones",
+      "aten::ones_like",
+      "aten::fill_",
+      "aten::zero_",
+      "aten::size",
+      "aten::dim",
+      "aten::item",
+      "aten::_local_scalar_dense",
+      "aten::lift_fresh",
+      "aten::alias",
+      "aten::numpy_T",
   };
   return std::find(std::begin(kPlumbing), std::end(kPlumbing), op) != std::end(kPlumbing);
 }
@@ -133,9 +161,8 @@ std::unique_ptr<at::ObserverContext> census_start(const at::RecordFunction& fn) 
 
 NonFiniteOpFinder::NonFiniteOpFinder() {
   t_non_finite = new NonFiniteState();
-  handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(nullptr, &non_finite_end)
-                                           .needsOutputs(true)
-                                           .scopes({at::RecordScope::FUNCTION}));
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(nullptr, &non_finite_end).needsOutputs(true).scopes({at::RecordScope::FUNCTION}));
 }
 
 NonFiniteOpFinder::~NonFiniteOpFinder() {

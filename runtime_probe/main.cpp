@@ -35,8 +35,9 @@ T require(std::optional<T> value, const std::string& error) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"torchlint-probe: load a TorchScript model with LibTorch and check AMP, memory, determinism,\n"
-               "export readiness and latency (findings TL901-TL908)"};
+  CLI::App app{
+      "torchlint-probe: load a TorchScript model with LibTorch and check AMP, memory, determinism,\n"
+      "export readiness and latency (findings TL901-TL908)"};
   app.set_version_flag("-V,--version", std::string("torchlint-probe ") + TORCHLINT_VERSION);
   ProbeOptions options;
   std::vector<std::string> input_specs;
@@ -44,20 +45,29 @@ int main(int argc, char** argv) {
   app.add_option("model", options.model_path, "TorchScript model (torch.jit.save)")->required();
   app.add_option("--checkpoint", options.checkpoint_path,
                  "state dict or training checkpoint whose weights replace the model's (read without unpickling)");
-  app.add_option("--input", input_specs, "NAME:SHAPE[:DTYPE[:LOW..HIGH]] per forward argument, e.g. x:1x3x224x224:float32")
+  app.add_option("--input", input_specs,
+                 "NAME:SHAPE[:DTYPE[:LOW..HIGH]] per forward argument, e.g. x:1x3x224x224:float32")
       ->required();
   app.add_option("--device", options.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--batch-sizes", batch_sizes, "batch sizes for memory and latency, e.g. 1,8,32 (default: the input's)");
-  app.add_option("--memory-budget", memory_budget, "memory a training step may use, e.g. 16GiB (CUDA default: the device's)");
-  app.add_option("--checks", checks, "comma-separated: mode,finite,determinism,amp,memory,export,quantize,benchmark,latency,compare (default: all)");
-  app.add_option("--optimizer", optimizer, "optimizer of the memory estimate: sgd, sgd-momentum, adam, adamw, adam-amsgrad")
+  app.add_option("--batch-sizes", batch_sizes,
+                 "batch sizes for memory and latency, e.g. 1,8,32 (default: the input's)");
+  app.add_option("--memory-budget", memory_budget,
+                 "memory a training step may use, e.g. 16GiB (CUDA default: the device's)");
+  app.add_option(
+      "--checks", checks,
+      "comma-separated: mode,finite,determinism,amp,memory,export,quantize,benchmark,latency,compare (default: all)");
+  app.add_option("--optimizer", optimizer,
+                 "optimizer of the memory estimate: sgd, sgd-momentum, adam, adamw, adam-amsgrad")
       ->capture_default_str();
-  app.add_option("--compare", options.compare_path, "second TorchScript model for an A/B comparison of outputs and latency");
+  app.add_option("--compare", options.compare_path,
+                 "second TorchScript model for an A/B comparison of outputs and latency");
   app.add_option("--seed", options.seed, "seed of the inputs and of every run")->capture_default_str();
   app.add_option("--threads", options.threads, "intra-op threads (default: LibTorch's)");
   app.add_option("--warmup-runs", options.warmup_runs, "latency: untimed runs per batch size")->capture_default_str();
-  app.add_option("--timed-runs", options.timed_runs, "latency: timed runs per batch size (at most)")->capture_default_str();
-  app.add_option("--seconds-per-batch", options.seconds_per_batch, "latency: time budget per batch size (at least 10 runs)")
+  app.add_option("--timed-runs", options.timed_runs, "latency: timed runs per batch size (at most)")
+      ->capture_default_str();
+  app.add_option("--seconds-per-batch", options.seconds_per_batch,
+                 "latency: time budget per batch size (at least 10 runs)")
       ->capture_default_str();
   // `full` is the name the other torchlint binaries give their human-readable report.
   app.add_option("--output-format", format, "text (or full) or json")

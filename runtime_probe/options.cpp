@@ -31,7 +31,8 @@ std::optional<T> number(std::string_view text) {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 }  // namespace
@@ -59,7 +60,8 @@ std::optional<InputSpec> parse_input_spec(std::string_view text, std::string& er
   }
   spec.dtype = parts.size() >= 3 ? std::string(parts[2]) : "float32";
   if (std::find(std::begin(kInputDTypes), std::end(kInputDTypes), spec.dtype) == std::end(kInputDTypes)) {
-    error = where + "unknown dtype `" + spec.dtype + "` (one of float32, float16, bfloat16, float64, int64, int32, "
+    error = where + "unknown dtype `" + spec.dtype +
+            "` (one of float32, float16, bfloat16, float64, int64, int32, "
             "int16, int8, uint8, bool)";
     return std::nullopt;
   }
@@ -87,9 +89,9 @@ std::optional<uint64_t> parse_byte_size(std::string_view text, std::string& erro
   static constexpr struct {
     std::string_view name;
     double factor;
-  } kUnits[] = {{"", 1},        {"B", 1},         {"K", 0x1p10},   {"KIB", 0x1p10}, {"KB", 1e3},
-                {"M", 0x1p20},  {"MIB", 0x1p20},  {"MB", 1e6},     {"G", 0x1p30},   {"GIB", 0x1p30},
-                {"GB", 1e9},    {"T", 0x1p40},    {"TIB", 0x1p40}, {"TB", 1e12}};
+  } kUnits[] = {{"", 1},       {"B", 1},        {"K", 0x1p10},   {"KIB", 0x1p10}, {"KB", 1e3},
+                {"M", 0x1p20}, {"MIB", 0x1p20}, {"MB", 1e6},     {"G", 0x1p30},   {"GIB", 0x1p30},
+                {"GB", 1e9},   {"T", 0x1p40},   {"TIB", 0x1p40}, {"TB", 1e12}};
   for (const auto& u : kUnits) {
     if (value && u.name == unit) return static_cast<uint64_t>(std::llround(*value * u.factor));
   }

@@ -36,7 +36,8 @@ c10::Device resolve_device(const std::string& spec) {
   }
   if (device.is_cpu()) return device;
   if (!device.is_cuda()) throw Fatal("--device " + spec + ": only cpu and cuda are supported");
-  if (!cuda::compiled()) throw Fatal("--device " + spec + ": this torchlint-probe was built against a CPU-only LibTorch");
+  if (!cuda::compiled())
+    throw Fatal("--device " + spec + ": this torchlint-probe was built against a CPU-only LibTorch");
   if (!cuda::available()) throw Fatal("--device " + spec + ": no CUDA device is available");
   if (!device.has_index()) device.set_index(0);
   if (device.index() >= cuda::device_count()) {
@@ -73,9 +74,8 @@ std::vector<InputSpec> match_inputs(const torch::jit::Module& model, std::vector
   for (const auto& a : schema.arguments()) {
     if (a.name() != "self") args.push_back(&a);
   }
-  const size_t required = std::count_if(args.begin(), args.end(), [](const c10::Argument* a) {
-    return !a->default_value().has_value();
-  });
+  const size_t required =
+      std::count_if(args.begin(), args.end(), [](const c10::Argument* a) { return !a->default_value().has_value(); });
   out["forward"] = schema.name() + "(" + [&] {
     std::string s;
     for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->name();
@@ -107,8 +107,8 @@ std::vector<InputSpec> match_inputs(const torch::jit::Module& model, std::vector
   out["inputs_matched"] = by_name ? "by name" : "by position";
   Json inputs = Json::array();
   for (size_t i = 0; i < specs.size(); ++i) {
-    inputs.push_back(Json{{"name", specs[i].name}, {"argument", args[i]->name()}, {"shape", specs[i].shape},
-                          {"dtype", specs[i].dtype}});
+    inputs.push_back(Json{
+        {"name", specs[i].name}, {"argument", args[i]->name()}, {"shape", specs[i].shape}, {"dtype", specs[i].dtype}});
   }
   out["inputs"] = inputs;
   return specs;
@@ -129,7 +129,8 @@ void probe_into(Report& report, const ProbeOptions& given) {
     setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
   }
   report.environment = environment(device);
-  if (const char* cublas = std::getenv("CUBLAS_WORKSPACE_CONFIG")) report.environment["cublas_workspace_config"] = cublas;
+  if (const char* cublas = std::getenv("CUBLAS_WORKSPACE_CONFIG"))
+    report.environment["cublas_workspace_config"] = cublas;
 
   report.model["path"] = o.model_path;
   const Artifact artifact = identify_model_file(o.model_path);
@@ -182,8 +183,9 @@ void probe_into(Report& report, const ProbeOptions& given) {
       result.reason = short_error(e);
     }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const bool failed = std::any_of(report.findings.begin() + static_cast<std::ptrdiff_t>(findings_before),
-                                    report.findings.end(), [](const Finding& f) { return f.severity != Severity::kInfo; });
+    const bool failed =
+        std::any_of(report.findings.begin() + static_cast<std::ptrdiff_t>(findings_before), report.findings.end(),
+                    [](const Finding& f) { return f.severity != Severity::kInfo; });
     if (result.status == CheckStatus::kPassed && failed) result.status = CheckStatus::kFailed;
     report.checks.push_back(std::move(result));
     if (session.on_cuda()) cuda::empty_cache();  // each check starts from the same allocator state

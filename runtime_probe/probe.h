@@ -36,24 +36,24 @@ struct InputSpec {
 enum class OptimizerKind { kSgd, kMomentum, kAdam, kAdamW, kAmsgrad };
 
 // The checks, in the order they run (cheap correctness checks first, timing last).
-inline constexpr std::string_view kCheckNames[] = {"mode",   "finite", "determinism", "amp",     "memory",
-                                                   "export", "quantize", "benchmark", "latency", "compare"};
+inline constexpr std::string_view kCheckNames[] = {"mode",   "finite",   "determinism", "amp",     "memory",
+                                                   "export", "quantize", "benchmark",   "latency", "compare"};
 
 struct ProbeOptions {
   std::string model_path;
-  std::string checkpoint_path;   // state dict or training checkpoint applied to the model
-  std::string compare_path;      // a second TorchScript model for the A/B comparison
+  std::string checkpoint_path;  // state dict or training checkpoint applied to the model
+  std::string compare_path;     // a second TorchScript model for the A/B comparison
   std::vector<InputSpec> inputs;
-  std::string device = "auto";   // auto | cpu | cuda | cuda:N
-  std::vector<int64_t> batch_sizes;  // empty: the inputs' own batch size
+  std::string device = "auto";            // auto | cpu | cuda | cuda:N
+  std::vector<int64_t> batch_sizes;       // empty: the inputs' own batch size
   std::optional<uint64_t> memory_budget;  // bytes; CUDA default: the device's memory
   std::vector<std::string> checks;        // empty: every check (compare only with compare_path)
   OptimizerKind optimizer = OptimizerKind::kAdam;
   uint64_t seed = 0;
-  int threads = 0;                // intra-op threads; 0: LibTorch's default
-  int warmup_runs = 10;           // latency: untimed runs first
-  int timed_runs = 100;           // latency: timed runs per batch size ...
-  double seconds_per_batch = 3.0; // ... unless this budget runs out first (at least 10 runs)
+  int threads = 0;                 // intra-op threads; 0: LibTorch's default
+  int warmup_runs = 10;            // latency: untimed runs first
+  int timed_runs = 100;            // latency: timed runs per batch size ...
+  double seconds_per_batch = 3.0;  // ... unless this budget runs out first (at least 10 runs)
   // Called before each check with its name, its position and the number of checks.
   std::function<void(std::string_view check, size_t index, size_t total)> progress;
 };
@@ -63,10 +63,10 @@ using torchlint::Severity;
 using torchlint::severity_name;
 
 struct Finding {
-  std::string code;      // TL901 ... TL908
-  std::string name;      // amp-unsafe ...
+  std::string code;  // TL901 ... TL908
+  std::string name;  // amp-unsafe ...
   Severity severity = Severity::kWarning;
-  std::string check;     // the check that raised it
+  std::string check;  // the check that raised it
   std::string message;
 };
 
@@ -80,7 +80,7 @@ std::string_view status_name(CheckStatus s);
 
 struct CheckResult {
   std::string name;
-  std::string rule;      // the code this check reports (empty: figures only)
+  std::string rule;  // the code this check reports (empty: figures only)
   CheckStatus status = CheckStatus::kPassed;
   std::string reason;    // for skipped and error
   std::string headline;  // the key figures in a few words, for the text report

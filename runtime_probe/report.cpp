@@ -14,10 +14,14 @@ namespace torchlint::probe {
 
 std::string_view status_name(CheckStatus s) {
   switch (s) {
-    case CheckStatus::kPassed: return "passed";
-    case CheckStatus::kFailed: return "failed";
-    case CheckStatus::kSkipped: return "skipped";
-    case CheckStatus::kError: return "error";
+    case CheckStatus::kPassed:
+      return "passed";
+    case CheckStatus::kFailed:
+      return "failed";
+    case CheckStatus::kSkipped:
+      return "skipped";
+    case CheckStatus::kError:
+      return "error";
   }
   return "?";
 }
@@ -94,10 +98,14 @@ struct Palette {
 
 const char* status_color(CheckStatus s) {
   switch (s) {
-    case CheckStatus::kPassed: return "32";
-    case CheckStatus::kFailed: return "31";
-    case CheckStatus::kSkipped: return "2";
-    case CheckStatus::kError: return "1;31";
+    case CheckStatus::kPassed:
+      return "32";
+    case CheckStatus::kFailed:
+      return "31";
+    case CheckStatus::kSkipped:
+      return "2";
+    case CheckStatus::kError:
+      return "1;31";
   }
   return "0";
 }
@@ -115,8 +123,8 @@ std::string Report::to_text(bool color) const {
   out << paint("1", "torchlint-probe") << ' ' << get_or<std::string>(model, "path", "?");
   if (environment.contains("device")) {
     out << " on " << environment["device"].get<std::string>() << " (torch "
-        << get_or<std::string>(environment, "torch_version", "?") << ", "
-        << get_or<int>(environment, "threads", 0) << (get_or<int>(environment, "threads", 0) == 1 ? " thread)" : " threads)");
+        << get_or<std::string>(environment, "torch_version", "?") << ", " << get_or<int>(environment, "threads", 0)
+        << (get_or<int>(environment, "threads", 0) == 1 ? " thread)" : " threads)");
   }
   out << '\n';
   if (!fatal.empty()) {
@@ -124,9 +132,8 @@ std::string Report::to_text(bool color) const {
     return out.str();
   }
   out << "  model    " << get_or<std::string>(model, "format", "?") << ", "
-      << get_or<std::string>(model, "forward", "forward") << ": "
-      << get_or<int64_t>(summary, "parameters", 0) << " parameters ("
-      << format_bytes(get_or<uint64_t>(summary, "parameter_bytes", 0)) << "), "
+      << get_or<std::string>(model, "forward", "forward") << ": " << get_or<int64_t>(summary, "parameters", 0)
+      << " parameters (" << format_bytes(get_or<uint64_t>(summary, "parameter_bytes", 0)) << "), "
       << get_or<int64_t>(summary, "buffers", 0) << " buffers, " << get_or<int64_t>(summary, "modules", 0)
       << " modules\n";
   if (model.contains("checkpoint")) {
@@ -149,17 +156,18 @@ std::string Report::to_text(bool color) const {
   size_t warnings_n = 0, errors_n = 0, infos = 0;
   for (const Finding& f : findings) {
     const char* sev_color = f.severity == Severity::kError ? "1;31" : f.severity == Severity::kWarning ? "33" : "36";
-    out << "  " << paint("1", f.code) << ' ' << paint(sev_color, severity_name(f.severity)) << " [" << f.check
-        << "] " << f.message << '\n';
+    out << "  " << paint("1", f.code) << ' ' << paint(sev_color, severity_name(f.severity)) << " [" << f.check << "] "
+        << f.message << '\n';
     (f.severity == Severity::kError ? errors_n : f.severity == Severity::kWarning ? warnings_n : infos)++;
   }
   if (!warnings.empty()) {
     out << "\n  LibTorch warnings:\n";
     for (const std::string& w : warnings) out << "    " << w << '\n';
   }
-  out << '\n' << errors_n + warnings_n << " finding" << (errors_n + warnings_n == 1 ? "" : "s") << " (" << errors_n
-      << " error" << (errors_n == 1 ? "" : "s") << ", " << warnings_n << " warning" << (warnings_n == 1 ? "" : "s")
-      << "), " << infos << " info; " << checks.size() << (checks.size() == 1 ? " check in " : " checks in ");
+  out << '\n'
+      << errors_n + warnings_n << " finding" << (errors_n + warnings_n == 1 ? "" : "s") << " (" << errors_n << " error"
+      << (errors_n == 1 ? "" : "s") << ", " << warnings_n << " warning" << (warnings_n == 1 ? "" : "s") << "), "
+      << infos << " info; " << checks.size() << (checks.size() == 1 ? " check in " : " checks in ");
   char total[32];
   std::snprintf(total, sizeof total, "%.1f s", seconds);
   out << total << '\n';

@@ -20,10 +20,10 @@ struct ModelInventory {
   int64_t parameter_tensors = 0;
   int64_t trainable_tensors = 0;
   uint64_t parameter_bytes = 0;
-  uint64_t trainable_bytes = 0;      // what gradients and optimizer state are sized by
-  int64_t buffers = 0;               // tensors
+  uint64_t trainable_bytes = 0;  // what gradients and optimizer state are sized by
+  int64_t buffers = 0;           // tensors
   uint64_t buffer_bytes = 0;
-  int64_t tied_tensors = 0;          // parameter names that share another one's storage
+  int64_t tied_tensors = 0;                        // parameter names that share another one's storage
   std::map<std::string, uint64_t> bytes_by_dtype;  // parameters and buffers
   int64_t modules = 0;
   std::vector<std::string> modules_in_train_mode;  // "(root)", "encoder.drop", ...
@@ -36,16 +36,16 @@ ModelInventory take_inventory(const torch::jit::Module& model);
 
 // How a run's outputs differ from a reference run's (every output tensor, flattened).
 struct Difference {
-  bool comparable = true;   // same number, shapes and kinds of outputs
-  std::string why;          // when not comparable
+  bool comparable = true;  // same number, shapes and kinds of outputs
+  std::string why;         // when not comparable
   bool bitwise_equal = false;
   double max_abs = 0;
-  double max_rel = 0;       // max |other - ref| / max |ref|: one figure for the whole output
+  double max_rel = 0;  // max |other - ref| / max |ref|: one figure for the whole output
   double cosine = 1;
   int64_t nonfinite_reference = 0;
   int64_t nonfinite_other = 0;
   std::optional<double> argmax_agreement;  // 2-D outputs with 2+ columns (classifier logits)
-  bool allclose = false;    // |other - ref| <= atol + rtol * |ref| everywhere (see compare_outputs)
+  bool allclose = false;                   // |other - ref| <= atol + rtol * |ref| everywhere (see compare_outputs)
   Json to_json() const;
 };
 // torch.testing's fp32 defaults: rtol 1.3e-6, atol 1e-5.

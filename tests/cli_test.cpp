@@ -102,7 +102,10 @@ TEST_CASE("typos: one torchlint: error: line, a did-you-mean, and the help point
 TEST_CASE("bad input: reported per file, other files' findings kept") {
   TempDir d;
   d.write("good_findings.py", kViolation);
-  d.write("binary.py", std::string("\x7f" "ELF\0\0\x01", 7) + std::string(100, '\0'));
+  d.write("binary.py", std::string("\x7f"
+                                   "ELF\0\0\x01",
+                                   7) +
+                           std::string(100, '\0'));
   d.write("latin1.py", std::string("import torch\n# caf\xe9\nm = torch.nn.DataParallel(net)\n"));
   d.write("huge.py", "x = [" + std::string(5 * 1024 * 1024 / 2, '1').replace(0, 0, "") + "]\n");
   std::string nested = "y = " + std::string(10000, '[') + std::string(10000, ']') + "\n";
@@ -124,7 +127,8 @@ TEST_CASE("bad input: reported per file, other files' findings kept") {
   CHECK(r.err.find("internal error") == std::string::npos);
 
   // The full format shows a cut excerpt of the 5 MB line, not the whole line.
-  d.write("huge_bad.py", "import torch; m = torch.nn.DataParallel(net); x = [" + std::string(5 * 1024 * 1024, '1') + "]\n");
+  d.write("huge_bad.py",
+          "import torch; m = torch.nn.DataParallel(net); x = [" + std::string(5 * 1024 * 1024, '1') + "]\n");
   auto full = run("check huge_bad.py", d.path);
   CHECK(full.exit == 1);
   CHECK(full.out.size() < 4096);
@@ -139,7 +143,7 @@ TEST_CASE("I/O errors exit 2 but keep the other files' findings") {
   fs::create_symlink("nowhere.py", d.path / "dangling.py");
   fs::create_directories(d.path / "pkg");
   fs::create_directory_symlink("..", d.path / "pkg" / "up");  // a directory loop
-  fs::create_directories(d.path / "dir.py");                   // a directory named like a file
+  fs::create_directories(d.path / "dir.py");                  // a directory named like a file
   d.write("dir.py/inner.py", kViolation);
 
   auto r = run("check bad.py fifo.py loop_a.py missing.py --output-format concise", d.path);
@@ -196,7 +200,8 @@ TEST_CASE("selection on the command line and in configuration") {
   CHECK(ignored.out.find("TL401") == std::string::npos);
   CHECK(ignored.out.find("TL304") != std::string::npos);
 
-  d.write("pyproject.toml", "[tool.torchlint]\nignore = [\"TL304\"]\n[tool.torchlint.per-file-ignores]\n\"legacy/*\" = [\"TL401\"]\n");
+  d.write("pyproject.toml",
+          "[tool.torchlint]\nignore = [\"TL304\"]\n[tool.torchlint.per-file-ignores]\n\"legacy/*\" = [\"TL401\"]\n");
   d.write("legacy/old.py", kViolation);
   auto cfg = run("check . --output-format concise", d.path);
   CHECK(cfg.out.find("TL304") == std::string::npos);
@@ -219,7 +224,8 @@ TEST_CASE("list options take one value each: paths after them stay paths") {
   CHECK(all.out.find("bad.py:2:5: TL401") != std::string::npos);
   CHECK(all.out.find("other.py:2:5: TL401") != std::string::npos);
   // Repeated and comma-separated forms both accumulate.
-  auto two = run("check --select TL304 --extend-select TL401 --ignore TL1 --ignore TL2 bad.py --output-format concise", d.path);
+  auto two = run("check --select TL304 --extend-select TL401 --ignore TL1 --ignore TL2 bad.py --output-format concise",
+                 d.path);
   CHECK(two.out.find("TL304") != std::string::npos);
   CHECK(two.out.find("TL401") != std::string::npos);
   auto equals = run("check --select=TL401,TL304 bad.py --output-format concise", d.path);
@@ -281,8 +287,8 @@ TEST_CASE("rule typos get a did-you-mean") {
         std::string::npos);
   CHECK(run("rule tl3o4").err.find("unknown rule `tl3o4`; did you mean `TL304`") != std::string::npos);
   // Nothing close: no guess, the pointer to the list.
-  CHECK(run("check --select XYZ12345 f.py", d.path).err.find("unknown rule selector `XYZ12345` (see `torchlint rules`)") !=
-        std::string::npos);
+  CHECK(run("check --select XYZ12345 f.py", d.path)
+            .err.find("unknown rule selector `XYZ12345` (see `torchlint rules`)") != std::string::npos);
 }
 
 TEST_CASE("full output ends with a summary line; --quiet prints the findings only") {
@@ -386,7 +392,8 @@ TEST_CASE("--diff shows and --fix applies the safe fixes") {
   // --show-fixes: what was fixed, per file and rule.
   d.write("f.py", before);
   auto shown = run("check f.py --fix --show-fixes --output-format concise", d.path);
-  CHECK(shown.err.find("Fixed 3 findings:\n- f.py:\n    2 × TL204 (deprecated-amp-api)\n    1 × TL304 (unsafe-torch-load)\n") !=
+  CHECK(shown.err.find(
+            "Fixed 3 findings:\n- f.py:\n    2 × TL204 (deprecated-amp-api)\n    1 × TL304 (unsafe-torch-load)\n") !=
         std::string::npos);
 }
 
@@ -422,7 +429,9 @@ TEST_CASE("baseline: known findings stay hidden when code moves, reappear when e
   CHECK(moved.exit == 0);
   CHECK(moved.out.empty());
   // Editing the flagged statement releases that finding only.
-  d.write("m.py", "import torch\ndef setup(net):\n    return torch.nn.DataParallel(net, device_ids=[0])\ndef load(p):\n    return torch.load(p)\n");
+  d.write("m.py",
+          "import torch\ndef setup(net):\n    return torch.nn.DataParallel(net, device_ids=[0])\ndef load(p):\n    "
+          "return torch.load(p)\n");
   auto edited = run("check m.py --baseline base.json --output-format concise", d.path);
   CHECK(edited.exit == 1);
   CHECK(edited.out.find("m.py:3:12: TL401") != std::string::npos);
@@ -436,14 +445,16 @@ TEST_CASE("baseline: known findings stay hidden when code moves, reappear when e
   d.write("broken.json", "{\"entries\": 3}");
   CHECK(run("check m.py --baseline broken.json", d.path).exit == 2);
   // SARIF marks baseline state.
-  auto sarif = nlohmann::json::parse(run("check m.py --baseline base.json --output-format sarif --select TL304", d.path).out);
+  auto sarif =
+      nlohmann::json::parse(run("check m.py --baseline base.json --output-format sarif --select TL304", d.path).out);
   CHECK(sarif["runs"][0]["results"][0]["baselineState"] == "unchanged");
 }
 
 TEST_CASE("--diff-base reports only findings on changed lines") {
   TempDir d;
   auto git = [&](const std::string& args) {
-    std::string cmd = "cd " + quote(d.path.string()) + " && git -c user.name=t -c user.email=t@example.invalid " + args + " >/dev/null 2>&1";
+    std::string cmd = "cd " + quote(d.path.string()) + " && git -c user.name=t -c user.email=t@example.invalid " +
+                      args + " >/dev/null 2>&1";
     return std::system(cmd.c_str());
   };
   REQUIRE(git("init -q") == 0);
@@ -484,7 +495,8 @@ TEST_CASE("result cache: a tree with no project marker is not written into") {
   CHECK(r.exit == 1);
   CHECK_FALSE(fs::exists(d.path / ".torchlint_cache"));
   size_t entries = 0;
-  for (const auto& e : fs::recursive_directory_iterator(cache_home.path / "torchlint")) entries += e.path().extension() == ".tlc";
+  for (const auto& e : fs::recursive_directory_iterator(cache_home.path / "torchlint"))
+    entries += e.path().extension() == ".tlc";
   CHECK(entries == 1);
 }
 
@@ -548,7 +560,8 @@ TEST_CASE("github, jsonl and gitlab formats") {
   d.write("a b.py", "import torch\nm = torch.nn.DataParallel(net)\nsd = torch.load('x.pt')\n");
   auto gh = run("check 'a b.py' --output-format github", d.path);
   CHECK(gh.exit == 1);
-  CHECK(gh.out.find("::warning title=torchlint (TL401 data-parallel),file=a b.py,line=2,col=5,endLine=2,endColumn=31::") !=
+  CHECK(gh.out.find(
+            "::warning title=torchlint (TL401 data-parallel),file=a b.py,line=2,col=5,endLine=2,endColumn=31::") !=
         std::string::npos);
   CHECK(gh.out.find("::error title=torchlint (TL304 unsafe-torch-load)") != std::string::npos);
   auto lines = run("check 'a b.py' --output-format jsonl", d.path);
@@ -594,7 +607,8 @@ TEST_CASE("audit gate: --fail-on, --fail-under, --exit-zero, --select, --summary
   CHECK(advisory > 0);
   int score = by_default["summary"]["score"].get<int>();
   CHECK(json_of("--fail-under " + std::to_string(score)).first == 0);
-  auto below = run("audit fixtures/sample_project --no-cache --output-format json --fail-under " + std::to_string(score + 1));
+  auto below =
+      run("audit fixtures/sample_project --no-cache --output-format json --fail-under " + std::to_string(score + 1));
   CHECK(below.exit == 1);
   CHECK(below.err.find("below --fail-under") != std::string::npos);
   CHECK(json_of("--exit-zero").first == 0);
@@ -608,8 +622,10 @@ TEST_CASE("audit gate: --fail-on, --fail-under, --exit-zero, --select, --summary
   CHECK(selected["summary"]["findings"] == 1);
   // The same vocabulary as `check`: --output-format and -o/--output-file.
   TempDir d;
-  CHECK(run("audit " + std::string(TORCHLINT_SOURCE_DIR) + "/fixtures/sample_project --no-cache --exit-zero --output-file a.md",
-            d.path).exit == 0);
+  CHECK(run("audit " + std::string(TORCHLINT_SOURCE_DIR) +
+                "/fixtures/sample_project --no-cache --exit-zero --output-file a.md",
+            d.path)
+            .exit == 0);
   CHECK(fs::exists(d.path / "a.md"));
   auto summary = run("audit fixtures/sample_project --no-cache --summary --report-url https://ci.example/audit.html");
   CHECK(summary.exit == 1);
@@ -656,9 +672,9 @@ TEST_CASE("audit: the whole checklist, Part F shown by the code") {
     CHECK(std::any_of(status.begin(), status.end(), [&](const auto& s) { return s.first.starts_with(part); }));
   }
   for (int i = 1; i <= 14; ++i) CHECK(status.contains("F" + std::to_string(i)));
-  CHECK(status["F1"] == "passed");   // random_split
-  CHECK(status["F3"] == "manual");   // no scheduler: a person looks
-  CHECK(status["F8"] == "manual");   // a baseline is never in the code
+  CHECK(status["F1"] == "passed");  // random_split
+  CHECK(status["F3"] == "manual");  // no scheduler: a person looks
+  CHECK(status["F8"] == "manual");  // a baseline is never in the code
   CHECK(status["F14"] == "manual");
   CHECK(status_ci["F14"] == "passed");  // a CI workflow file
 }
@@ -689,8 +705,8 @@ TEST_CASE("notebooks: code cells linted, magics skipped, cell locations shown") 
   CHECK(r.exit == 1);
   CHECK(r.out.find("nb.ipynb:cell 2:6:9: TL401") != std::string::npos);
   CHECK(r.out.find("nb.ipynb:cell 4:1:9: TL304") != std::string::npos);
-  CHECK(r.out.find("TL000") == std::string::npos);  // magics (assigned too) and %%bash are not Python errors
-  CHECK(r.out.find("cell 1") == std::string::npos);  // markdown is not code
+  CHECK(r.out.find("TL000") == std::string::npos);     // magics (assigned too) and %%bash are not Python errors
+  CHECK(r.out.find("cell 1") == std::string::npos);    // markdown is not code
   CHECK(r.out.find("cell 2:7") == std::string::npos);  // noqa works in cells
   auto sarif = nlohmann::json::parse(run("check nb.ipynb --output-format sarif", d.path).out);
   auto region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
@@ -859,9 +875,12 @@ TEST_CASE("report merge: scores, worst items, verdicts, duplicates, errors, tren
   REQUIRE(run("audit --repos-from list2.txt -o s2.jsonl", d.path).exit == 1);
   // A checkpoint shard, hand-written as another machine would have sent it.
   d.write("s3.jsonl",
-          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/evil.pt\",\"status\":\"ok\",\"error\":null,"
-          "\"safety\":\"dangerous\",\"safety_detail\":\"calls os.system\",\"format\":\"plain pickle\",\"findings\":{\"TL810\":1}}\n"
-          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/good.pt\",\"status\":\"ok\",\"error\":null,"
+          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/"
+          "evil.pt\",\"status\":\"ok\",\"error\":null,"
+          "\"safety\":\"dangerous\",\"safety_detail\":\"calls os.system\",\"format\":\"plain "
+          "pickle\",\"findings\":{\"TL810\":1}}\n"
+          "{\"schema\":\"torchlint-unit/1\",\"kind\":\"checkpoint\",\"path\":\"hub/u1/"
+          "good.pt\",\"status\":\"ok\",\"error\":null,"
           "\"safety\":\"safe\",\"findings\":{}}\n");
   auto merged = run("report merge s1.jsonl s2.jsonl s3.jsonl --output-format json", d.path);
   CHECK(merged.exit == 0);
@@ -888,7 +907,8 @@ TEST_CASE("report merge: scores, worst items, verdicts, duplicates, errors, tren
   d.write("a/train.py", "import torch\nx = torch.zeros(3)\n");
   d.write("list3.txt", "a\nb\n");
   REQUIRE(run("audit --repos-from list3.txt -o now.jsonl", d.path).exit == 0);
-  auto trend = nlohmann::json::parse(run("report merge now.jsonl --baseline s1.jsonl s2.jsonl --output-format json", d.path).out);
+  auto trend = nlohmann::json::parse(
+      run("report merge now.jsonl --baseline s1.jsonl s2.jsonl --output-format json", d.path).out);
   CHECK(trend["trends"]["repositories_removed"] == nlohmann::json::array({"no-such-repo"}));
   CHECK(trend["repositories"][0]["path"] == "a");
   CHECK(trend["repositories"][0]["score"].get<int>() > trend["repositories"][0]["baseline_score"].get<int>());

@@ -62,9 +62,14 @@ using Tallies = std::map<std::string, Tally>;
 void print_tallies(const Tallies& tallies) {
   std::printf("\n%-7s %6s %6s %6s %9s %7s\n", "rule", "TP", "FP", "FN", "precision", "recall");
   for (const auto& [code, t] : tallies) {
-    double p = t.true_positives + t.false_positives ? double(t.true_positives) / double(t.true_positives + t.false_positives) : 1.0;
-    double r = t.true_positives + t.false_negatives ? double(t.true_positives) / double(t.true_positives + t.false_negatives) : 1.0;
-    std::printf("%-7s %6zu %6zu %6zu %9.2f %7.2f\n", code.c_str(), t.true_positives, t.false_positives, t.false_negatives, p, r);
+    double p = t.true_positives + t.false_positives
+                   ? double(t.true_positives) / double(t.true_positives + t.false_positives)
+                   : 1.0;
+    double r = t.true_positives + t.false_negatives
+                   ? double(t.true_positives) / double(t.true_positives + t.false_negatives)
+                   : 1.0;
+    std::printf("%-7s %6zu %6zu %6zu %9.2f %7.2f\n", code.c_str(), t.true_positives, t.false_positives,
+                t.false_negatives, p, r);
   }
 }
 
@@ -128,9 +133,11 @@ TEST_CASE("every fixture's findings match its expect marks") {
   for (const auto& dir : rule_dirs) {
     auto dir_cases = cases_in(dir);
     // Every rule directory holds at least one case that must flag and one that must not.
-    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(), [](const fs::path& c) { return c.filename().string().starts_with("bad"); }),
+    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(),
+                              [](const fs::path& c) { return c.filename().string().starts_with("bad"); }),
                   dir.generic_string() << " has no bad_* case");
-    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(), [](const fs::path& c) { return c.filename().string().starts_with("good"); }),
+    CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(),
+                              [](const fs::path& c) { return c.filename().string().starts_with("good"); }),
                   dir.generic_string() << " has no good_* case");
     for (const auto& c : dir_cases) {
       ++cases;
@@ -179,7 +186,9 @@ TEST_CASE("fixes: every fixable rule's bad fixtures become their .fixed snapshot
   // snapshot byte for byte, and a fixable rule needs at least one snapshot.
   size_t snapshots = 0;
   for (const auto& rule : rule_catalog()) {
-    if (!rule.fixable || std::find(rule.languages.begin(), rule.languages.end(), Language::kPython) == rule.languages.end()) continue;
+    if (!rule.fixable ||
+        std::find(rule.languages.begin(), rule.languages.end(), Language::kPython) == rule.languages.end())
+      continue;
     fs::path dir = fs::path("fixtures/python") / (rule.code + "-" + rule.name);
     REQUIRE_MESSAGE(fs::is_directory(dir), dir.generic_string());
     size_t for_rule = 0;
@@ -201,8 +210,9 @@ TEST_CASE("fixes: every fixable rule's bad fixtures become their .fixed snapshot
       original << in.rdbuf();
       expected << expected_in.rdbuf();
       FixResult fixed = apply_fixes(original.str(), diagnostics);
-      CHECK_MESSAGE(fixed.text == expected.str(), c.generic_string() << ": fixed text differs from its snapshot:\n"
-                                                                    << unified_diff(snapshot.generic_string(), expected.str(), fixed.text));
+      CHECK_MESSAGE(fixed.text == expected.str(),
+                    c.generic_string() << ": fixed text differs from its snapshot:\n"
+                                       << unified_diff(snapshot.generic_string(), expected.str(), fixed.text));
       CHECK(fixed.applied > 0);
     }
     CHECK_MESSAGE(for_rule > 0, rule.code << " is fixable but has no bad_*.py.fixed snapshot");

@@ -89,8 +89,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
     CHECK_FALSE(rule.checklist_items.empty());
     for (const auto& item : rule.checklist_items) {
       CHECK_MESSAGE(items.contains(item), "unknown checklist item " << item);
-      CHECK_MESSAGE(item_rules[item].contains(rule.code), "checklist item " << item << " does not list " << rule.code
-                                                                              << ", which names it");
+      CHECK_MESSAGE(item_rules[item].contains(rule.code),
+                    "checklist item " << item << " does not list " << rule.code << ", which names it");
     }
 
     // Probe rules are reported by torchlint-probe, which runs models: their cases are the
@@ -138,7 +138,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
       if (name.starts_with("bad") && contains_mark(e.path(), rule.code)) bad = true;
       if (name.starts_with("good")) {
         good = true;
-        CHECK_MESSAGE(!contains_mark(e.path(), rule.code), e.path() << " is a must-not-flag case but expects " << rule.code);
+        CHECK_MESSAGE(!contains_mark(e.path(), rule.code), e.path()
+                                                               << " is a must-not-flag case but expects " << rule.code);
       }
     }
     CHECK_MESSAGE(bad, rule.code << " has no flagged fixture (bad*)");
@@ -153,7 +154,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
       const auto* rule_list = (*t)["rules"].as_array();
       bool manual = (*t)["manual"].value_or(false);
       bool planned = (*t)["planned"].value_or(false);
-      CHECK_MESSAGE((manual || planned || (rule_list && !rule_list->empty())), "item " << id << " names no rule and is neither manual nor planned");
+      CHECK_MESSAGE((manual || planned || (rule_list && !rule_list->empty())),
+                    "item " << id << " names no rule and is neither manual nor planned");
       if (!rule_list) continue;
       for (const auto& r : *rule_list) {
         std::string code = r.value_or(std::string());
@@ -162,7 +164,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
         const RuleInfo* rule = cli::registry().find(code);
         CHECK_MESSAGE((rule && rule->code == code), "item " << id << " names unknown rule " << code);
         if (!rule) continue;
-        bool back = std::find(rule->checklist_items.begin(), rule->checklist_items.end(), id) != rule->checklist_items.end();
+        bool back =
+            std::find(rule->checklist_items.begin(), rule->checklist_items.end(), id) != rule->checklist_items.end();
         CHECK_MESSAGE(back, "item " << id << " lists " << code << ", whose checklist_items do not name it");
       }
     }

@@ -71,10 +71,14 @@ class ByteReader {
     const char* p = bytes_.data() + pos_;
     pos_ += width;
     switch (width) {
-      case 1: return static_cast<uint8_t>(*p);
-      case 2: return le16(p);
-      case 4: return le32(p);
-      default: return le64(p);
+      case 1:
+        return static_cast<uint8_t>(*p);
+      case 2:
+        return le16(p);
+      case 4:
+        return le32(p);
+      default:
+        return le64(p);
     }
   }
 

@@ -34,56 +34,56 @@ enum class Format : uint8_t {
   kRawPickle,         // a bare pickle (or stacked pickles)
   kSafetensors,
   kNpy,
-  kNpz,               // zip of .npy members
-  kZip,               // some other zip
+  kNpz,  // zip of .npy members
+  kZip,  // some other zip
   kSevenZip,
 };
 std::string_view format_name(Format f);
 
-struct StorageInfo {               // (small fields last: 200 000 of these in a big checkpoint)
+struct StorageInfo {  // (small fields last: 200 000 of these in a big checkpoint)
   std::string key;
-  std::string location;            // "cpu", "cuda:0", ...
-  uint64_t numel = 0;              // declared, in elements of `dtype`
-  uint64_t available_bytes = 0;    // bytes the file has for it
-  uint64_t data_offset = 0;        // where they start in the file
-  uint64_t compressed_bytes = 0;   // nonzero: a deflated zip member of this many bytes
-  uint32_t tensors = 0;            // tensors viewing it
+  std::string location;           // "cpu", "cuda:0", ...
+  uint64_t numel = 0;             // declared, in elements of `dtype`
+  uint64_t available_bytes = 0;   // bytes the file has for it
+  uint64_t data_offset = 0;       // where they start in the file
+  uint64_t compressed_bytes = 0;  // nonzero: a deflated zip member of this many bytes
+  uint32_t tensors = 0;           // tensors viewing it
   DType dtype = DType::kUnknown;
-  bool found = false;              // its bytes exist in the file
+  bool found = false;  // its bytes exist in the file
   bool big_endian = false;
   uint64_t nbytes() const { return numel * dtype_bytes(dtype); }
 };
 
 struct TensorInfo {
-  std::string name;                // where it sits in the object: "model_state_dict.fc.weight"
-  int32_t storage = -1;            // index into storages; -1: no storage (meta tensors)
+  std::string name;      // where it sits in the object: "model_state_dict.fc.weight"
+  int32_t storage = -1;  // index into storages; -1: no storage (meta tensors)
   DType dtype = DType::kUnknown;
   Dims shape;
   Dims stride;
-  int64_t storage_offset = 0;      // in elements of dtype
+  int64_t storage_offset = 0;  // in elements of dtype
   uint64_t numel = 0;
   bool requires_grad = false;
   bool parameter = false;
   bool quantized = false;
-  bool bounds_ok = true;           // fits in its storage (else a TL813 issue was raised)
+  bool bounds_ok = true;  // fits in its storage (else a TL813 issue was raised)
   uint64_t nbytes() const { return numel * dtype_bytes(dtype); }
   bool contiguous() const;
 };
 
 struct ValueStats {
   bool scanned = false;
-  std::string error;               // why it could not be scanned
+  std::string error;  // why it could not be scanned
   uint64_t nan = 0, inf = 0, finite = 0;
   double min = 0, max = 0, mean = 0;
 };
 
 // One pickle found in a file.
 struct PickleScan {
-  std::string where;               // "data.pkl", "pickle 4 of 5", "zip member extra/x.pkl"
+  std::string where;  // "data.pkl", "pickle 4 of 5", "zip member extra/x.pkl"
   PickleRun run;
   PickleSafety safety;
   PickleDialect dialect = PickleDialect::kTorchLoad;
-  bool loaded_by_torch = true;     // torch.load / torch.jit.load unpickles it
+  bool loaded_by_torch = true;  // torch.load / torch.jit.load unpickles it
   // The bytes the pickle was run from (a view of the file or of an inflated member kept
   // in the file's buffers), to read it again as torch's stream reader does.
   Bytes input;
@@ -92,28 +92,28 @@ struct PickleScan {
 };
 
 struct CheckpointFile {
-  std::string path;                // as opened
-  std::string display;             // as reported
-  std::string extension;           // ".pt", ".pth.tar", "" ...
+  std::string path;       // as opened
+  std::string display;    // as reported
+  std::string extension;  // ".pt", ".pth.tar", "" ...
   uint64_t size = 0;
   Format format = Format::kUnknown;
-  std::string format_detail;       // "records under `archive/`, version 3"
+  std::string format_detail;               // "records under `archive/`, version 3"
   std::vector<std::string> version_hints;  // "torch >= 2.1 (byteorder record)"
   std::shared_ptr<const MappedFile> bytes;
 
   std::vector<std::unique_ptr<PickleScan>> pickles;
-  int main_pickle = -1;            // the object torch.load returns
+  int main_pickle = -1;  // the object torch.load returns
   std::vector<StorageInfo> storages;
   std::vector<TensorInfo> tensors;
   // Main-pickle values that are tensors and are not calls (tar persistent ids); calls
   // carry their tensor in CallRecord::tensor.
   std::unordered_map<ValueId, uint32_t> tensor_of_value;
   std::vector<std::pair<std::string, std::string>> metadata;  // safetensors __metadata__, npy header
-  uint32_t code_files = 0;         // TorchScript code/ members
+  uint32_t code_files = 0;                                    // TorchScript code/ members
   std::vector<Issue> issues;
-  std::vector<std::unique_ptr<std::string>> buffers;  // inflated members the pickles point into
+  std::vector<std::unique_ptr<std::string>> buffers;          // inflated members the pickles point into
   std::vector<std::shared_ptr<const MappedFile>> keep_alive;  // other bytes the pickles point into
-  std::vector<ValueStats> stats;   // parallel to tensors, after a value scan
+  std::vector<ValueStats> stats;                              // parallel to tensors, after a value scan
   bool values_scanned = false;
 
   bool fatal() const;
@@ -128,7 +128,7 @@ struct CheckpointFile {
 
 // A training checkpoint: one file, or the files of one checkpoint directory.
 struct Checkpoint {
-  std::string display;             // the file, or the directory
+  std::string display;  // the file, or the directory
   bool directory = false;
   std::vector<CheckpointFile*> files;
   std::vector<std::string> roles;  // parallel to files: "weights", "optimizer", ... ("" for a single file)

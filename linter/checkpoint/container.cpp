@@ -7,21 +7,36 @@ namespace torchlint::ckpt {
 
 std::string_view format_name(Format f) {
   switch (f) {
-    case Format::kUnknown: return "unknown format";
-    case Format::kEmpty: return "empty file";
-    case Format::kTorchZip: return "torch.save zip archive";
-    case Format::kTorchScript: return "TorchScript archive (torch.jit.save)";
-    case Format::kTorchMobile: return "TorchScript lite-interpreter archive";
-    case Format::kMobileFlatbuffer: return "TorchScript mobile flatbuffer";
-    case Format::kPreviewZip: return "PYTORCH1 preview archive";
-    case Format::kLegacyPickle: return "legacy torch.save (stacked pickles, torch < 1.6 format)";
-    case Format::kLegacyTar: return "legacy torch.save tar archive (torch <= 0.1)";
-    case Format::kRawPickle: return "plain pickle";
-    case Format::kSafetensors: return "safetensors";
-    case Format::kNpy: return "NumPy .npy";
-    case Format::kNpz: return "NumPy .npz (zip of .npy)";
-    case Format::kZip: return "zip archive (not a torch checkpoint)";
-    case Format::kSevenZip: return "7z archive";
+    case Format::kUnknown:
+      return "unknown format";
+    case Format::kEmpty:
+      return "empty file";
+    case Format::kTorchZip:
+      return "torch.save zip archive";
+    case Format::kTorchScript:
+      return "TorchScript archive (torch.jit.save)";
+    case Format::kTorchMobile:
+      return "TorchScript lite-interpreter archive";
+    case Format::kMobileFlatbuffer:
+      return "TorchScript mobile flatbuffer";
+    case Format::kPreviewZip:
+      return "PYTORCH1 preview archive";
+    case Format::kLegacyPickle:
+      return "legacy torch.save (stacked pickles, torch < 1.6 format)";
+    case Format::kLegacyTar:
+      return "legacy torch.save tar archive (torch <= 0.1)";
+    case Format::kRawPickle:
+      return "plain pickle";
+    case Format::kSafetensors:
+      return "safetensors";
+    case Format::kNpy:
+      return "NumPy .npy";
+    case Format::kNpz:
+      return "NumPy .npz (zip of .npy)";
+    case Format::kZip:
+      return "zip archive (not a torch checkpoint)";
+    case Format::kSevenZip:
+      return "7z archive";
   }
   return "unknown format";
 }
@@ -34,7 +49,8 @@ bool is_tar_header(Bytes b) {
   size_t i = 0;
   while (i < field.size() && field[i] == ' ') ++i;
   size_t digits = 0;
-  for (; i < field.size() && field[i] >= '0' && field[i] <= '7'; ++i, ++digits) stored = stored * 8 + static_cast<uint64_t>(field[i] - '0');
+  for (; i < field.size() && field[i] >= '0' && field[i] <= '7'; ++i, ++digits)
+    stored = stored * 8 + static_cast<uint64_t>(field[i] - '0');
   if (digits == 0) return false;
   for (; i < field.size(); ++i) {
     if (field[i] != ' ' && field[i] != '\0') return false;

@@ -13,8 +13,8 @@ namespace torchlint::ckpt {
 namespace {
 
 struct Leaf {
-  int64_t tensor = -1;       // index into the file's tensors
-  std::string description;   // for non-tensors
+  int64_t tensor = -1;      // index into the file's tensors
+  std::string description;  // for non-tensors
 };
 
 using Leaves = std::map<std::string, Leaf>;
@@ -45,7 +45,8 @@ Leaves flatten(const CheckpointFile& f) {
       out[item.path.empty() ? "(root)" : item.path] = {t - f.tensors.data(), ""};
       continue;
     }
-    bool container = v.is_mapping() || ((v.kind() == ValueKind::kList || v.kind() == ValueKind::kTuple) && v.size() <= 4096);
+    bool container =
+        v.is_mapping() || ((v.kind() == ValueKind::kList || v.kind() == ValueKind::kTuple) && v.size() <= 4096);
     if (!container || item.depth > 16 || seen[item.id]) {
       out[item.path.empty() ? "(root)" : item.path] = {-1, v.describe(60)};
       continue;
@@ -56,12 +57,15 @@ Leaves flatten(const CheckpointFile& f) {
       if (items.empty()) out[item.path.empty() ? "(root)" : item.path] = {-1, v.describe()};
       for (size_t i = 0; i + 1 < items.size(); i += 2) {
         ValueRef key(&g, items[i]);
-        std::string k = key.as_str() ? std::string(*key.as_str()) : key.as_int() ? std::to_string(*key.as_int()) : key.describe();
+        std::string k = key.as_str()   ? std::string(*key.as_str())
+                        : key.as_int() ? std::to_string(*key.as_int())
+                                       : key.describe();
         work.push_back({items[i + 1], join(item.path, k), item.depth + 1});
       }
     } else {
       if (v.size() == 0) out[item.path.empty() ? "(root)" : item.path] = {-1, v.describe()};
-      for (size_t i = 0; i < v.size(); ++i) work.push_back({v.items()[i], join(item.path, std::to_string(i)), item.depth + 1});
+      for (size_t i = 0; i < v.size(); ++i)
+        work.push_back({v.items()[i], join(item.path, std::to_string(i)), item.depth + 1});
     }
   }
   return out;
@@ -81,7 +85,9 @@ std::string unwrap(const std::string& path) {
   return out;
 }
 
-std::string tensor_text(const TensorInfo& t) { return std::string(dtype_info(t.dtype).name) + " " + shape_string(t.shape); }
+std::string tensor_text(const TensorInfo& t) {
+  return std::string(dtype_info(t.dtype).name) + " " + shape_string(t.shape);
+}
 
 }  // namespace
 
@@ -134,21 +140,33 @@ CheckpointDiff diff_checkpoints(const CheckpointFile& a, const CheckpointFile& b
   }
   for (const auto& [k, vb] : lb) {
     if (la.contains(k)) continue;
-    d.entries.push_back({DiffEntry::Kind::kAdded, k, "", vb.tensor >= 0 ? tensor_text(b.tensors[vb.tensor]) : vb.description});
+    d.entries.push_back(
+        {DiffEntry::Kind::kAdded, k, "", vb.tensor >= 0 ? tensor_text(b.tensors[vb.tensor]) : vb.description});
   }
   return d;
 }
 
 std::string render_diff(const CheckpointDiff& diff, const std::string& a_name, const std::string& b_name, bool color) {
-  auto paint = [&](const char* code, const std::string& s) { return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s; };
+  auto paint = [&](const char* code, const std::string& s) {
+    return color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s;
+  };
   std::ostringstream out;
   out << paint("1", "--- " + a_name) << '\n' << paint("1", "+++ " + b_name) << '\n';
   size_t added = 0, removed = 0, changed = 0;
   for (const auto& e : diff.entries) {
     switch (e.kind) {
-      case DiffEntry::Kind::kAdded: ++added; out << paint("32", "+ " + e.path + "  " + e.after) << '\n'; break;
-      case DiffEntry::Kind::kRemoved: ++removed; out << paint("31", "- " + e.path + "  " + e.before) << '\n'; break;
-      case DiffEntry::Kind::kChanged: ++changed; out << paint("33", "~ " + e.path + "  " + e.before + " -> " + e.after) << '\n'; break;
+      case DiffEntry::Kind::kAdded:
+        ++added;
+        out << paint("32", "+ " + e.path + "  " + e.after) << '\n';
+        break;
+      case DiffEntry::Kind::kRemoved:
+        ++removed;
+        out << paint("31", "- " + e.path + "  " + e.before) << '\n';
+        break;
+      case DiffEntry::Kind::kChanged:
+        ++changed;
+        out << paint("33", "~ " + e.path + "  " + e.before + " -> " + e.after) << '\n';
+        break;
     }
   }
   if (!diff.note.empty()) out << "note: " << diff.note << '\n';

@@ -14,15 +14,15 @@ struct DiffEntry {
   enum class Kind { kAdded, kRemoved, kChanged };
   Kind kind;
   std::string path;
-  std::string before;   // description in A (empty when added)
-  std::string after;    // description in B (empty when removed)
+  std::string before;  // description in A (empty when added)
+  std::string after;   // description in B (empty when removed)
 };
 
 struct CheckpointDiff {
   std::vector<DiffEntry> entries;
-  size_t same = 0;            // leaves equal in both
-  size_t compared_values = 0; // tensors whose values were compared
-  std::string note;           // e.g. wrapper prefixes that were ignored
+  size_t same = 0;             // leaves equal in both
+  size_t compared_values = 0;  // tensors whose values were compared
+  std::string note;            // e.g. wrapper prefixes that were ignored
   bool identical() const { return entries.empty(); }
 };
 

@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 bool skipped_checkpoint_directory(const fs::path& dir) {
   static constexpr std::array kSkipped = {
-      "__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv", "build", "dist",
-      "_build", "buck-out", "bazel-out", "target", "htmlcov",
+      "__pycache__", "__pypackages__", "site-packages", "dist-packages", "node_modules", "venv",    "build",
+      "dist",        "_build",         "buck-out",      "bazel-out",     "target",       "htmlcov",
   };
   std::string name = dir.filename().string();
   if (name.starts_with(".")) return true;
@@ -30,10 +30,11 @@ bool skipped_checkpoint_directory(const fs::path& dir) {
 
 bool never_a_checkpoint(const std::string& filename) {
   static const std::set<std::string> text = {
-      ".py", ".pyi", ".pyx", ".ipynb", ".md", ".rst", ".txt", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".json",
-      ".jsonl", ".csv", ".tsv", ".html", ".htm", ".css", ".js", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu",
-      ".cuh", ".sh", ".bat", ".ps1", ".cmake", ".xml", ".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp",
-      ".tif", ".tiff", ".wav", ".mp3", ".mp4", ".lock", ".log", ".in", ".tex", ".bib", ".gitignore"};
+      ".py",  ".pyi",  ".pyx",   ".ipynb", ".md",  ".rst",  ".txt",      ".toml", ".cfg",  ".ini",   ".yaml",
+      ".yml", ".json", ".jsonl", ".csv",   ".tsv", ".html", ".htm",      ".css",  ".js",   ".c",     ".cc",
+      ".cpp", ".cxx",  ".h",     ".hpp",   ".cu",  ".cuh",  ".sh",       ".bat",  ".ps1",  ".cmake", ".xml",
+      ".svg", ".png",  ".jpg",   ".jpeg",  ".gif", ".webp", ".bmp",      ".tif",  ".tiff", ".wav",   ".mp3",
+      ".mp4", ".lock", ".log",   ".in",    ".tex", ".bib",  ".gitignore"};
   std::string ext = ascii_lower(fs::path(filename).extension().string());
   return text.contains(ext) || filename == "LICENSE" || filename == "Makefile" || filename == "Dockerfile";
 }
@@ -85,12 +86,16 @@ bool keep_found_file(const CheckpointFile& f) {
     case Format::kUnknown:
     case Format::kEmpty:
     case Format::kNpy:
-    case Format::kNpz: return false;
+    case Format::kNpz:
+      return false;
     case Format::kZip:
     case Format::kSevenZip:
-    case Format::kRawPickle: return named || dangerous;
-    case Format::kLegacyTar: return named || !f.fatal();  // a tar of something else fails to read as torch's
-    default: return true;
+    case Format::kRawPickle:
+      return named || dangerous;
+    case Format::kLegacyTar:
+      return named || !f.fatal();  // a tar of something else fails to read as torch's
+    default:
+      return true;
   }
 }
 

@@ -9,16 +9,42 @@
 namespace torchlint::ckpt {
 
 enum class DType : uint8_t {
-  kUnknown, kFloat64, kFloat32, kFloat16, kBFloat16, kFloat8E5M2, kFloat8E4M3FN, kFloat8E5M2FNUZ, kFloat8E4M3FNUZ,
-  kFloat8E8M0, kFloat4, kComplex128, kComplex64, kComplex32, kInt64, kInt32, kInt16, kInt8, kUInt64, kUInt32, kUInt16,
-  kUInt8, kBool, kQUInt8, kQInt8, kQInt32, kQUInt4x2, kQUInt2x4, kSubByte,
+  kUnknown,
+  kFloat64,
+  kFloat32,
+  kFloat16,
+  kBFloat16,
+  kFloat8E5M2,
+  kFloat8E4M3FN,
+  kFloat8E5M2FNUZ,
+  kFloat8E4M3FNUZ,
+  kFloat8E8M0,
+  kFloat4,
+  kComplex128,
+  kComplex64,
+  kComplex32,
+  kInt64,
+  kInt32,
+  kInt16,
+  kInt8,
+  kUInt64,
+  kUInt32,
+  kUInt16,
+  kUInt8,
+  kBool,
+  kQUInt8,
+  kQInt8,
+  kQInt32,
+  kQUInt4x2,
+  kQUInt2x4,
+  kSubByte,
 };
 
 struct DTypeInfo {
   DType dtype;
-  std::string_view name;   // torch's name: "float32"
-  uint8_t bits;            // per element
-  bool floating;           // real floating point (what a NaN/Inf scan reads)
+  std::string_view name;  // torch's name: "float32"
+  uint8_t bits;           // per element
+  bool floating;          // real floating point (what a NaN/Inf scan reads)
 };
 
 const DTypeInfo& dtype_info(DType d);

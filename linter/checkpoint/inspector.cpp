@@ -23,11 +23,21 @@ void read_by_format(CheckpointFile& file, const InspectOptions& options) {
   file.format = sniff_format(file.bytes->bytes());
   IssueSink sink(file.issues);
   switch (file.format) {
-    case Format::kTorchZip: read_zip_checkpoint(file, options.reader); break;
-    case Format::kLegacyTar: read_legacy_tar(file, options.reader); break;
-    case Format::kRawPickle: read_pickle_file(file, options.reader); break;
-    case Format::kSafetensors: read_safetensors(file, options.reader); break;
-    case Format::kNpy: read_npy(file, options.reader); break;
+    case Format::kTorchZip:
+      read_zip_checkpoint(file, options.reader);
+      break;
+    case Format::kLegacyTar:
+      read_legacy_tar(file, options.reader);
+      break;
+    case Format::kRawPickle:
+      read_pickle_file(file, options.reader);
+      break;
+    case Format::kSafetensors:
+      read_safetensors(file, options.reader);
+      break;
+    case Format::kNpy:
+      read_npy(file, options.reader);
+      break;
     case Format::kPreviewZip:
       sink.malformed("format", "PYTORCH1 preview archive: torch.load refuses this obsolete format", true);
       break;
@@ -37,8 +47,13 @@ void read_by_format(CheckpointFile& file, const InspectOptions& options) {
     case Format::kSevenZip:
       sink.malformed("format", "7z archive: torch.load cannot read it, and its contents are not inspected", true);
       break;
-    case Format::kEmpty: sink.malformed("format", "empty file: torch.load fails on it", true); break;
-    default: sink.malformed("format", "not a checkpoint: the bytes match no format torch.load, safetensors or NumPy reads", true); break;
+    case Format::kEmpty:
+      sink.malformed("format", "empty file: torch.load fails on it", true);
+      break;
+    default:
+      sink.malformed("format", "not a checkpoint: the bytes match no format torch.load, safetensors or NumPy reads",
+                     true);
+      break;
   }
   scan_stream_readings(file, options.reader);
   scan_embedded_pickles(file, options.reader);
@@ -77,8 +92,8 @@ const TensorInfo* CheckpointFile::tensor(ValueRef v) const {
   return i ? &tensors[*i] : nullptr;
 }
 
-std::unique_ptr<CheckpointFile> inspect_file(const std::string& path, const std::string& display, const InspectOptions& options,
-                                             std::string& error) {
+std::unique_ptr<CheckpointFile> inspect_file(const std::string& path, const std::string& display,
+                                             const InspectOptions& options, std::string& error) {
   auto bytes = MappedFile::open(path, error);
   if (!bytes) return nullptr;
   auto file = std::make_unique<CheckpointFile>();
@@ -92,7 +107,8 @@ std::unique_ptr<CheckpointFile> inspect_file(const std::string& path, const std:
   return file;
 }
 
-std::unique_ptr<CheckpointFile> inspect_bytes(std::string bytes, const std::string& display, const InspectOptions& options) {
+std::unique_ptr<CheckpointFile> inspect_bytes(std::string bytes, const std::string& display,
+                                              const InspectOptions& options) {
   auto file = std::make_unique<CheckpointFile>();
   file->path = display;
   file->display = display;
@@ -105,10 +121,12 @@ std::unique_ptr<CheckpointFile> inspect_bytes(std::string bytes, const std::stri
 }
 
 bool has_checkpoint_extension(const std::string& filename) {
-  static const std::set<std::string> exts = {".pt", ".pth", ".ckpt", ".bin", ".safetensors", ".pkl", ".pickle", ".npy",
-                                             ".npz", ".pth.tar", ".pt.tar", ".ckpt.tar", ".joblib", ".model", ".pt2", ".mar"};
+  static const std::set<std::string> exts = {".pt",     ".pth",   ".ckpt", ".bin",     ".safetensors", ".pkl",
+                                             ".pickle", ".npy",   ".npz",  ".pth.tar", ".pt.tar",      ".ckpt.tar",
+                                             ".joblib", ".model", ".pt2",  ".mar"};
   std::string ext = checkpoint_extension(filename);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return exts.contains(ext);
 }
 
@@ -147,7 +165,8 @@ void read_trainer_state(const fs::path& json_path, Checkpoint& cp) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return;
   cp.has_trainer_state = true;
-  if (j.contains("global_step") && j["global_step"].is_number_integer()) cp.trainer_global_step = j["global_step"].get<int64_t>();
+  if (j.contains("global_step") && j["global_step"].is_number_integer())
+    cp.trainer_global_step = j["global_step"].get<int64_t>();
   if (j.contains("epoch") && j["epoch"].is_number()) cp.trainer_epoch = j["epoch"].get<double>();
 }
 

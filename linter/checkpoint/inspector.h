@@ -40,7 +40,8 @@ struct Inspection {
 std::unique_ptr<CheckpointFile> inspect_file(const std::string& path, const std::string& display,
                                              const InspectOptions& options, std::string& error);
 // Inspects bytes already in memory (tests, fuzzing).
-std::unique_ptr<CheckpointFile> inspect_bytes(std::string bytes, const std::string& display, const InspectOptions& options);
+std::unique_ptr<CheckpointFile> inspect_bytes(std::string bytes, const std::string& display,
+                                              const InspectOptions& options);
 
 // Files and directories, in the order given; directories are walked in sorted order.
 Inspection inspect_paths(const std::vector<std::string>& paths, const InspectOptions& options);

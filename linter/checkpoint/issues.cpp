@@ -21,7 +21,8 @@ bool IssueSink::has_fatal() const {
 IssueSink::~IssueSink() {
   for (const auto& c : counts_) {
     if (c.n > kPerKind) {
-      out_.push_back({c.issue, "... and " + std::to_string(c.n - kPerKind) + " more like the above (" + c.kind + ")", false});
+      out_.push_back(
+          {c.issue, "... and " + std::to_string(c.n - kPerKind) + " more like the above (" + c.kind + ")", false});
     }
   }
 }

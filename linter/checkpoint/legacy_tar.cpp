@@ -57,16 +57,19 @@ class TarReader {
     const TarMember* tensors = member("tensors");
     const TarMember* pickle = member("pickle");
     if (const TarMember* sys_info = member("sys_info")) {
-      PickleScan& s = scan_pickle(file_, bytes(), sys_info->offset, 0, "tar member sys_info", PickleDialect::kTorchLoad, false, options_);
+      PickleScan& s = scan_pickle(file_, bytes(), sys_info->offset, 0, "tar member sys_info", PickleDialect::kTorchLoad,
+                                  false, options_);
       if (!s.run.complete()) sink_.malformed("pickle", "sys_info: " + s.run.error);
     }
     if (!storages || !tensors || !pickle) {
-      sink_.malformed("tar", "tar archive without the `storages`, `tensors` and `pickle` members of a torch checkpoint", true);
+      sink_.malformed("tar", "tar archive without the `storages`, `tensors` and `pickle` members of a torch checkpoint",
+                      true);
     }
     if (storages) read_storages(*storages);
     if (tensors) read_tensors(*tensors);
     if (pickle) {
-      PickleScan& s = scan_pickle(file_, bytes(), pickle->offset, 0, "tar member pickle", PickleDialect::kTorchLoad, true, options_);
+      PickleScan& s = scan_pickle(file_, bytes(), pickle->offset, 0, "tar member pickle", PickleDialect::kTorchLoad,
+                                  true, options_);
       if (!s.run.complete()) {
         sink_.malformed("pickle", "tar member pickle: " + s.run.error, true);
       } else {
@@ -78,8 +81,10 @@ class TarReader {
           if (!pid) continue;
           auto key = key_text(pid);
           auto it = key ? tensor_keys_.find(*key) : tensor_keys_.end();
-          if (it != tensor_keys_.end()) file_.tensor_of_value[id] = it->second;
-          else if (pid.kind() != ValueKind::kTuple) sink_.malformed("pid", "persistent id " + pid.describe() + " names no tensor", true);
+          if (it != tensor_keys_.end())
+            file_.tensor_of_value[id] = it->second;
+          else if (pid.kind() != ValueKind::kTuple)
+            sink_.malformed("pid", "persistent id " + pid.describe() + " names no tensor", true);
         }
         name_tensors(file_);
       }
@@ -135,7 +140,8 @@ class TarReader {
       } else if (type == '0' || type == '\0') {
         if (!long_name.empty()) name = long_name;
         long_name.clear();
-        if (++seen[name] == 2) sink_.ambiguous("duplicate", "two tar members are named `" + name + "`: readers may take either");
+        if (++seen[name] == 2)
+          sink_.ambiguous("duplicate", "two tar members are named `" + name + "`: readers may take either");
         members_.push_back({name, data, *size});
       }
       auto next = checked_add(data, (*size + 511) / 512 * 512);
@@ -152,7 +158,8 @@ class TarReader {
       return nullptr;
     }
     Bytes b = bytes().substr(0, m.offset + m.size);
-    PickleScan& s = scan_pickle(file_, b, pos, 0, "tar member " + m.name + " (" + what + ")", PickleDialect::kTorchLoad, true, options_);
+    PickleScan& s = scan_pickle(file_, b, pos, 0, "tar member " + m.name + " (" + what + ")", PickleDialect::kTorchLoad,
+                                true, options_);
     if (!s.run.complete()) {
       sink_.malformed("pickle", s.where + ": " + s.run.error, true);
       return nullptr;
@@ -235,12 +242,16 @@ class TarReader {
       }
       TensorInfo t;
       for (int d = 0; d < ndim; ++d) t.shape.push_back(static_cast<int64_t>(le64(bytes().data() + pos + 8 * d)));
-      for (int d = 0; d < ndim; ++d) t.stride.push_back(static_cast<int64_t>(le64(bytes().data() + pos + 8 * (ndim + d))));
+      for (int d = 0; d < ndim; ++d)
+        t.stride.push_back(static_cast<int64_t>(le64(bytes().data() + pos + 8 * (ndim + d))));
       t.storage_offset = static_cast<int64_t>(le64(bytes().data() + pos + 16 * ndim));
       pos += 16ull * ndim + 8;
       auto st = storage_keys_.find(std::string(*storage_id));
       if (st == storage_keys_.end()) {
-        sink_.malformed("missing-storage", "tensor '" + std::string(*key) + "' uses storage '" + std::string(*storage_id) + "', which is missing", true);
+        sink_.malformed(
+            "missing-storage",
+            "tensor '" + std::string(*key) + "' uses storage '" + std::string(*storage_id) + "', which is missing",
+            true);
         continue;
       }
       t.storage = st->second;
@@ -248,9 +259,12 @@ class TarReader {
       t.dtype = storage.dtype;
       uint64_t needed = 0;
       std::string why;
-      if (!tensor_extent(t.shape, t.stride, t.storage_offset, t.numel, needed, why) || (t.numel && needed > storage.numel)) {
+      if (!tensor_extent(t.shape, t.stride, t.storage_offset, t.numel, needed, why) ||
+          (t.numel && needed > storage.numel)) {
         t.bounds_ok = false;
-        sink_.malformed("bounds", "tensor '" + std::string(*key) + "' does not fit its storage" + (why.empty() ? "" : ": " + why), true);
+        sink_.malformed("bounds",
+                        "tensor '" + std::string(*key) + "' does not fit its storage" + (why.empty() ? "" : ": " + why),
+                        true);
       }
       ++storage.tensors;
       tensor_keys_[std::string(*key)] = static_cast<uint32_t>(file_.tensors.size());

@@ -234,7 +234,8 @@ void read_npy(CheckpointFile& file, const ReaderOptions& options) {
   st.big_endian = big_endian;
   st.tensors = 1;
   if (!nbytes || *nbytes > b.size() - data) {
-    sink.malformed("npy", ".npy data is shorter than its shape needs (" + std::to_string(b.size() - data) + " bytes)", true);
+    sink.malformed("npy", ".npy data is shorter than its shape needs (" + std::to_string(b.size() - data) + " bytes)",
+                   true);
   }
   t.storage = 0;
   file.storages.push_back(std::move(st));

@@ -19,7 +19,8 @@ PickleScan& scan_pickle(CheckpointFile& file, Bytes bytes, size_t offset, uint64
   scan->loaded_by_torch = loaded_by_torch;
   // Offsets in the file: `bytes` starts at base_offset - (offset of bytes in file)...
   // callers pass the file position of bytes[0] as base_offset.
-  scan->run = run_pickle(bytes, offset, base_offset, PickleLimits::for_size(bytes.size() - std::min(offset, bytes.size())));
+  scan->run =
+      run_pickle(bytes, offset, base_offset, PickleLimits::for_size(bytes.size() - std::min(offset, bytes.size())));
   scan->safety = assess(scan->run, options.policy, dialect);
   scan->input = bytes;
   scan->input_start = offset;
@@ -34,16 +35,20 @@ void scan_stream_readings(CheckpointFile& file, const ReaderOptions& options) {
     const PickleScan& buffered = *file.pickles[p];
     // Frames are where the two readings can part (see ReadMode); torch.save never writes them.
     if (!buffered.loaded_by_torch || !buffered.run.used[op::FRAME] || buffered.input.empty()) continue;
-    PickleLimits limits = PickleLimits::for_size(buffered.input.size() - std::min(buffered.input_start, buffered.input.size()));
+    PickleLimits limits =
+        PickleLimits::for_size(buffered.input.size() - std::min(buffered.input_start, buffered.input.size()));
     limits.mode = ReadMode::kStream;
     auto stream = std::make_unique<PickleScan>();
     stream->run = run_pickle(buffered.input, buffered.input_start, buffered.input_base, limits);
     if (!stream->run.stream_skipped) continue;
-    sink.ambiguous("stream", "pickle `" + buffered.where + "`: an opcode at byte " + std::to_string(stream->run.stream_skip_offset) +
-                                 " reads past the end of its FRAME; the C unpickler reading a stream without peek "
-                                 "(torch.load of a zip archive's records, or of an io.BytesIO) skips the rest of the frame, "
-                                 "a reader of the whole buffer (pickle.loads, most scanners) continues in it, so the two run "
-                                 "different pickles; the stream reading is inspected as `" + buffered.where + " as a stream`");
+    sink.ambiguous("stream",
+                   "pickle `" + buffered.where + "`: an opcode at byte " +
+                       std::to_string(stream->run.stream_skip_offset) +
+                       " reads past the end of its FRAME; the C unpickler reading a stream without peek "
+                       "(torch.load of a zip archive's records, or of an io.BytesIO) skips the rest of the frame, "
+                       "a reader of the whole buffer (pickle.loads, most scanners) continues in it, so the two run "
+                       "different pickles; the stream reading is inspected as `" +
+                       buffered.where + " as a stream`");
     stream->where = buffered.where + " as a stream";
     stream->dialect = buffered.dialect;
     stream->loaded_by_torch = true;
@@ -74,7 +79,8 @@ std::optional<std::string> latin1_bytes(ValueRef call) {
   if (!args.is_sequence() || args.size() != 2) return std::nullopt;
   auto text = args[0].as_str();
   auto encoding = args[1].as_str();
-  if (!text || !encoding || (*encoding != "latin1" && *encoding != "latin-1" && *encoding != "iso-8859-1")) return std::nullopt;
+  if (!text || !encoding || (*encoding != "latin1" && *encoding != "latin-1" && *encoding != "iso-8859-1"))
+    return std::nullopt;
   std::string out;
   out.reserve(text->size());
   const auto* p = reinterpret_cast<const unsigned char*>(text->data());
@@ -111,7 +117,8 @@ void scan_embedded_pickles(CheckpointFile& file, const ReaderOptions& options) {
       if (kind == ValueKind::kBytes) {
         auto b = ValueRef(&graph, id).as_bytes();
         if (!b || !embedded_pickle_candidate(*b)) continue;
-        bool in_file = !whole.empty() && b->data() >= whole.data() && b->data() + b->size() <= whole.data() + whole.size();
+        bool in_file =
+            !whole.empty() && b->data() >= whole.data() && b->data() + b->size() <= whole.data() + whole.size();
         candidates.emplace_back(*b, in_file ? static_cast<uint64_t>(b->data() - whole.data()) : 0);
       } else if (kind == ValueKind::kCall && has_encode) {
         auto text = latin1_bytes(ValueRef(&graph, id));
@@ -123,7 +130,8 @@ void scan_embedded_pickles(CheckpointFile& file, const ReaderOptions& options) {
     for (const auto& [bytes, offset] : candidates) {
       std::string where = "pickle embedded as a bytes constant in " + parent;
       if (offset) where += " (byte " + std::to_string(offset) + ")";
-      PickleScan& scan = scan_pickle(file, bytes, 0, offset, std::move(where), PickleDialect::kTorchLoad, false, options);
+      PickleScan& scan =
+          scan_pickle(file, bytes, 0, offset, std::move(where), PickleDialect::kTorchLoad, false, options);
       ++found;
       // Random bytes that merely start like a pickle: keep only what says something.
       if (!scan.run.complete() && scan.safety.globals.empty() && scan.safety.hazards.empty()) file.pickles.pop_back();
@@ -160,13 +168,15 @@ std::unordered_map<std::string_view, DType> storage_types(const ValueGraph& grap
 
 class PickleFileReader {
  public:
-  PickleFileReader(CheckpointFile& file, const ReaderOptions& options) : file_(file), options_(options), sink_(file.issues) {}
+  PickleFileReader(CheckpointFile& file, const ReaderOptions& options)
+      : file_(file), options_(options), sink_(file.issues) {}
 
   void read() {
     Bytes bytes = file_.bytes->bytes();
     PickleScan& first = scan_pickle(file_, bytes, 0, 0, "pickle 1", PickleDialect::kTorchLoad, true, options_);
     if (!first.run.complete()) {
-      sink_.malformed("pickle", "pickle 1: " + first.run.error + " (at byte " + std::to_string(first.run.error_offset) + ")", true);
+      sink_.malformed(
+          "pickle", "pickle 1: " + first.run.error + " (at byte " + std::to_string(first.run.error_offset) + ")", true);
       return;
     }
     if (is_magic(first.run.root_ref())) {
@@ -187,7 +197,8 @@ class PickleFileReader {
         }
         break;
       }
-      PickleScan& scan = scan_pickle(file_, bytes, pos, 0, "pickle " + std::to_string(n), PickleDialect::kTorchLoad, false, options_);
+      PickleScan& scan =
+          scan_pickle(file_, bytes, pos, 0, "pickle " + std::to_string(n), PickleDialect::kTorchLoad, false, options_);
       if (!scan.run.complete()) break;
       pos = scan.run.end;
     }
@@ -201,10 +212,13 @@ class PickleFileReader {
     const char* names[] = {"protocol version", "sys_info", "object", "storage keys"};
     PickleScan* parts[4] = {};
     for (int i = 0; i < 4; ++i) {
-      PickleScan& scan = scan_pickle(file_, bytes, pos, 0, std::string("pickle ") + std::to_string(i + 2) + " (" + names[i] + ")",
-                                     PickleDialect::kTorchLoad, true, options_);
+      PickleScan& scan =
+          scan_pickle(file_, bytes, pos, 0, std::string("pickle ") + std::to_string(i + 2) + " (" + names[i] + ")",
+                      PickleDialect::kTorchLoad, true, options_);
       if (!scan.run.complete()) {
-        sink_.malformed("pickle", scan.where + ": " + scan.run.error + " (at byte " + std::to_string(scan.run.error_offset) + ")", true);
+        sink_.malformed("pickle",
+                        scan.where + ": " + scan.run.error + " (at byte " + std::to_string(scan.run.error_offset) + ")",
+                        true);
         return;
       }
       parts[i] = &scan;
@@ -216,13 +230,16 @@ class PickleFileReader {
     auto plain = [](const PickleScan& s) { return s.run.globals.empty() && s.run.graph->calls().empty(); };
     for (int i : {0, 1, 3}) {
       if (!plain(*parts[i]) || !plain(*file_.pickles[0])) {
-        sink_.ambiguous("legacy-header", "the legacy header pickles import or call something (torch writes plain values there)");
+        sink_.ambiguous("legacy-header",
+                        "the legacy header pickles import or call something (torch writes plain values there)");
         break;
       }
     }
     auto version = parts[0]->run.root_ref().as_int();
     if (version != kProtocolVersion) {
-      sink_.malformed("legacy", "legacy protocol version is " + parts[0]->run.root_ref().describe() + ", not 1001: torch.load fails", true);
+      sink_.malformed(
+          "legacy",
+          "legacy protocol version is " + parts[0]->run.root_ref().describe() + ", not 1001: torch.load fails", true);
     }
     ValueRef sys_info = parts[1]->run.root_ref();
     bool big_endian = false;
@@ -239,7 +256,8 @@ class PickleFileReader {
     section.reserve(keys.size());
     bool section_ok = true;
     if (keys.kind() != ValueKind::kList) {
-      sink_.malformed("legacy", "the storage key pickle is a " + keys.describe() + ", not a list: torch.load fails", true);
+      sink_.malformed("legacy", "the storage key pickle is a " + keys.describe() + ", not a list: torch.load fails",
+                      true);
       section_ok = false;
     }
     for (size_t i = 0; section_ok && i < keys.size(); ++i) {
@@ -251,7 +269,9 @@ class PickleFileReader {
       }
       auto type = types.find(*key);
       if (type == types.end()) {
-        sink_.malformed("legacy", "storage key '" + std::string(*key) + "' is listed but no tensor uses it: torch.load fails", true);
+        sink_.malformed("legacy",
+                        "storage key '" + std::string(*key) + "' is listed but no tensor uses it: torch.load fails",
+                        true);
         section_ok = false;
         break;
       }
@@ -264,8 +284,10 @@ class PickleFileReader {
       if (big_endian) count = __builtin_bswap64(count);
       auto n = checked_mul(count, dtype_bytes(type->second));
       if (!n || !range_fits(pos + 8, *n, bytes.size())) {
-        sink_.malformed("legacy", "storage '" + std::string(*key) + "' declares " + std::to_string(count) +
-                                      " elements, more than the rest of the file holds", true);
+        sink_.malformed("legacy",
+                        "storage '" + std::string(*key) + "' declares " + std::to_string(count) +
+                            " elements, more than the rest of the file holds",
+                        true);
         section_ok = false;
         break;
       }
@@ -280,7 +302,8 @@ class PickleFileReader {
       pos += 8 + *n;
     }
     if (section_ok && pos < bytes.size()) {
-      sink_.ambiguous("trailing", std::to_string(bytes.size() - pos) + " bytes after the last storage: torch ignores them");
+      sink_.ambiguous("trailing",
+                      std::to_string(bytes.size() - pos) + " bytes after the last storage: torch ignores them");
     }
     StorageLocator locate = [&](std::string_view key, uint64_t declared) {
       auto it = section.find(key);
@@ -291,8 +314,10 @@ class PickleFileReader {
       }
       StorageBytes sb = it->second;
       if (sb.available != declared && declared != UINT64_MAX && sb.available > declared) {
-        sink_.malformed("legacy", "storage '" + std::string(key) + "' holds " + std::to_string(sb.available) + " bytes but declares " +
-                                      std::to_string(declared) + ": torch.load fails (wrong byte size)", true);
+        sink_.malformed("legacy",
+                        "storage '" + std::string(key) + "' holds " + std::to_string(sb.available) +
+                            " bytes but declares " + std::to_string(declared) + ": torch.load fails (wrong byte size)",
+                        true);
       }
       return sb;
     };

@@ -61,7 +61,8 @@ bool valid_utf8(std::string_view s, bool allow_surrogates) {
       if ((p[i + k] & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return false;
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return false;
     if (!allow_surrogates && cp >= 0xD800 && cp <= 0xDFFF) return false;
     i += len;
   }
@@ -185,7 +186,11 @@ ParsedInt parse_python_int(std::string_view s, bool allow_legacy_octal) {
 class Machine {
  public:
   Machine(Bytes bytes, size_t start, uint64_t base_offset, const PickleLimits& limits)
-      : in_(bytes), pos_(start), base_(base_offset), limits_(limits), stream_(limits.mode == ReadMode::kStream),
+      : in_(bytes),
+        pos_(start),
+        base_(base_offset),
+        limits_(limits),
+        stream_(limits.mode == ReadMode::kStream),
         window_end_(start) {
     run_.graph = std::make_unique<ValueGraph>(bytes);
     if (bytes.size() - std::min(start, bytes.size()) > (1u << 16)) run_.graph->reserve_for(bytes.size() - start);
@@ -259,10 +264,18 @@ class Machine {
     if (width > in_.size() - at) return false;
     const char* p = in_.data() + at;
     switch (width) {
-      case 1: out = static_cast<uint8_t>(*p); break;
-      case 2: out = le16(p); break;
-      case 4: out = le32(p); break;
-      default: out = le64(p); break;
+      case 1:
+        out = static_cast<uint8_t>(*p);
+        break;
+      case 2:
+        out = le16(p);
+        break;
+      case 4:
+        out = le32(p);
+        break;
+      default:
+        out = le64(p);
+        break;
     }
     consumed(at + width);
     return true;
@@ -368,7 +381,8 @@ class Machine {
                        ", which is not callable");
     }
     ValueKind ak = kind_of(args);
-    if (ak != ValueKind::kTuple && ak != ValueKind::kCall && ak != ValueKind::kPersistentRef && ak != ValueKind::kExtension) {
+    if (ak != ValueKind::kTuple && ak != ValueKind::kCall && ak != ValueKind::kPersistentRef &&
+        ak != ValueKind::kExtension) {
       return malformed(std::string(call_kind_opcode(kind)) + " argument list is a " + std::string(value_kind_name(ak)) +
                        ", not a tuple");
     }
@@ -401,19 +415,19 @@ class Machine {
     if (wanted == ValueKind::kDict && (len - x) % 2 != 0) return malformed("odd number of items for SETITEMS");
     ValueId target = stack_[x - 1];
     const auto& node = g().node(target);
-    bool ok = node.kind == wanted || (wanted == ValueKind::kDict && node.kind == ValueKind::kCall &&
-                                      (node.flags & ValueGraph::kFlagDictLike));
+    bool ok = node.kind == wanted ||
+              (wanted == ValueKind::kDict && node.kind == ValueKind::kCall && (node.flags & ValueGraph::kFlagDictLike));
     if (!ok) {
       switch (node.kind) {
         case ValueKind::kCall:
         case ValueKind::kGlobal:
         case ValueKind::kPersistentRef:
         case ValueKind::kExtension: {
-          std::string what = node.kind == ValueKind::kGlobal ? "the module-level object " + g().global_name(node.a).qualified()
-                                                             : std::string(ValueRef(run_.graph.get(), target).describe());
-          hazard(HazardKind::kMutateNonContainer,
-                 std::string(op::name(opcode_)) + " calls " + method + " on " + what + ", not on a " +
-                     std::string(value_kind_name(wanted)));
+          std::string what = node.kind == ValueKind::kGlobal
+                                 ? "the module-level object " + g().global_name(node.a).qualified()
+                                 : std::string(ValueRef(run_.graph.get(), target).describe());
+          hazard(HazardKind::kMutateNonContainer, std::string(op::name(opcode_)) + " calls " + method + " on " + what +
+                                                      ", not on a " + std::string(value_kind_name(wanted)));
           break;
         }
         default:
@@ -423,7 +437,8 @@ class Machine {
     }
     // Containers and objects keep their items; a global, persistent object or extension
     // has nowhere to keep them (its node's payload is its name).
-    if (node.kind != ValueKind::kGlobal && node.kind != ValueKind::kPersistentRef && node.kind != ValueKind::kExtension) {
+    if (node.kind != ValueKind::kGlobal && node.kind != ValueKind::kPersistentRef &&
+        node.kind != ValueKind::kExtension) {
       g().append_items(target, std::span<const ValueId>(stack_.data() + x, len - x));
     }
     stack_.resize(x);
@@ -449,7 +464,8 @@ class Machine {
         run_.first_offset_outside_torch.push_back(base_ + op_start_);
       }
     }
-    if ((run_.opcodes & 0xFFFF) == 0 && run_.graph->memory_bytes() + memo_.size() * 4 + stack_.size() * 4 > limits_.max_graph_bytes) {
+    if ((run_.opcodes & 0xFFFF) == 0 &&
+        run_.graph->memory_bytes() + memo_.size() * 4 + stack_.size() * 4 > limits_.max_graph_bytes) {
       return fail(PickleStatus::kLimit, "the pickle builds more values than its size allows (memory limit)", op_start_);
     }
     return true;
@@ -494,8 +510,10 @@ bool Machine::step() {
     case op::PROTO:
       if (!read_le(1, n)) return truncated("PROTO");
       if (n > 5) return malformed("unsupported pickle protocol " + std::to_string(n));
-      if (run_.opcodes > 1) run_.proto_not_first = true;
-      else run_.protocol = static_cast<uint8_t>(n);
+      if (run_.opcodes > 1)
+        run_.proto_not_first = true;
+      else
+        run_.protocol = static_cast<uint8_t>(n);
       protocol_ = static_cast<uint8_t>(n);
       break;
     case op::FRAME:
@@ -507,10 +525,14 @@ bool Machine::step() {
           skipped_stream();
           pos_ = window_end_;
         }
-        if (n > in_.size() - pos_) return fail(PickleStatus::kTruncated, "FRAME of " + std::to_string(n) + " bytes runs past the end of the data", op_start_);
+        if (n > in_.size() - pos_)
+          return fail(PickleStatus::kTruncated,
+                      "FRAME of " + std::to_string(n) + " bytes runs past the end of the data", op_start_);
         window_end_ = pos_ + n;
       }
-      if (n > in_.size() - pos_) return fail(PickleStatus::kTruncated, "FRAME of " + std::to_string(n) + " bytes runs past the end of the data", op_start_);
+      if (n > in_.size() - pos_)
+        return fail(PickleStatus::kTruncated, "FRAME of " + std::to_string(n) + " bytes runs past the end of the data",
+                    op_start_);
       if (frame_end_ && op_start_ < frame_end_) {
         run_.frame_straddled = true;
         if (!run_.frame_straddle_offset) run_.frame_straddle_offset = base_ + op_start_;
@@ -522,7 +544,9 @@ bool Machine::step() {
       run_.root = a;
       run_.end = base_ + pos_;
       return false;
-    case op::MARK: marks_.push_back(stack_.size()); break;
+    case op::MARK:
+      marks_.push_back(stack_.size());
+      break;
     case op::POP:
       if (!marks_.empty() && marks_.back() == stack_.size()) {
         marks_.pop_back();  // CPython pops a mark sitting on top of the stack
@@ -541,9 +565,15 @@ bool Machine::step() {
       break;
 
     // --- constants ---
-    case op::NONE: push(ValueGraph::kNoneId); break;
-    case op::NEWTRUE: push(ValueGraph::kTrueId); break;
-    case op::NEWFALSE: push(ValueGraph::kFalseId); break;
+    case op::NONE:
+      push(ValueGraph::kNoneId);
+      break;
+    case op::NEWTRUE:
+      push(ValueGraph::kTrueId);
+      break;
+    case op::NEWFALSE:
+      push(ValueGraph::kFalseId);
+      break;
     case op::INT: {
       if (!readline(arg)) return truncated("INT");
       if (arg == "00" || arg == "01") {
@@ -578,15 +608,18 @@ bool Machine::step() {
     case op::LONG1:
     case op::LONG4: {
       if (!read_le(opcode_ == op::LONG1 ? 1 : 4, n)) return truncated(op::name(opcode_));
-      if (opcode_ == op::LONG4 && static_cast<int32_t>(static_cast<uint32_t>(n)) < 0) return malformed("LONG4 with a negative byte count");
+      if (opcode_ == op::LONG4 && static_cast<int32_t>(static_cast<uint32_t>(n)) < 0)
+        return malformed("LONG4 with a negative byte count");
       if (!read(n, arg)) return truncated(op::name(opcode_));
       // Minimal two's complement, then int64 when it fits.
       size_t len = arg.size();
       while (len > 1) {
         auto top = static_cast<uint8_t>(arg[len - 1]);
         auto next = static_cast<uint8_t>(arg[len - 2]);
-        if ((top == 0 && !(next & 0x80)) || (top == 0xFF && (next & 0x80))) --len;
-        else break;
+        if ((top == 0 && !(next & 0x80)) || (top == 0xFF && (next & 0x80)))
+          --len;
+        else
+          break;
       }
       if (len <= 8) {
         uint64_t v = 0;
@@ -611,7 +644,8 @@ bool Machine::step() {
       std::string text(arg);
       char* end = nullptr;
       double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || end != text.c_str() + text.size()) return malformed("FLOAT argument is not a number: " + printable(arg));
+      if (text.empty() || end != text.c_str() + text.size())
+        return malformed("FLOAT argument is not a number: " + printable(arg));
       push(g().add_float(v));
       break;
     }
@@ -630,7 +664,8 @@ bool Machine::step() {
     case op::SHORT_BINSTRING:
     case op::BINSTRING: {
       if (!read_le(opcode_ == op::SHORT_BINSTRING ? 1 : 4, n)) return truncated(op::name(opcode_));
-      if (opcode_ == op::BINSTRING && static_cast<int32_t>(static_cast<uint32_t>(n)) < 0) return malformed("BINSTRING with a negative length");
+      if (opcode_ == op::BINSTRING && static_cast<int32_t>(static_cast<uint32_t>(n)) < 0)
+        return malformed("BINSTRING with a negative length");
       if (!read(n, arg)) return truncated(op::name(opcode_));
       if (!push_decoded_text(arg, true)) return false;
       break;
@@ -652,17 +687,38 @@ bool Machine::step() {
         }
         char e = body[++i];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'a': out += '\a'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'v': out += '\v'; break;
-          case '\\': out += '\\'; break;
-          case '\'': out += '\''; break;
-          case '"': out += '"'; break;
-          case '\n': break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'a':
+            out += '\a';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'v':
+            out += '\v';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '\'':
+            out += '\'';
+            break;
+          case '"':
+            out += '"';
+            break;
+          case '\n':
+            break;
           case 'x': {
             int h1 = i + 1 < body.size() ? hex_digit(body[i + 1]) : -1;
             int h2 = i + 2 < body.size() ? hex_digit(body[i + 2]) : -1;
@@ -674,7 +730,8 @@ bool Machine::step() {
           default:
             if (e >= '0' && e <= '7') {
               int v = e - '0';
-              for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k) v = v * 8 + (body[++i] - '0');
+              for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k)
+                v = v * 8 + (body[++i] - '0');
               out += static_cast<char>(v & 0xFF);
             } else {
               out += '\\';
@@ -724,13 +781,27 @@ bool Machine::step() {
     }
 
     // --- containers ---
-    case op::EMPTY_TUPLE: push(ValueGraph::kEmptyTupleId); break;
-    case op::EMPTY_LIST: push(g().add_container(ValueKind::kList)); break;
-    case op::EMPTY_DICT: push(g().add_container(ValueKind::kDict)); break;
-    case op::EMPTY_SET: push(g().add_container(ValueKind::kSet)); break;
-    case op::TUPLE1: ok = push_counted_tuple(1); break;
-    case op::TUPLE2: ok = push_counted_tuple(2); break;
-    case op::TUPLE3: ok = push_counted_tuple(3); break;
+    case op::EMPTY_TUPLE:
+      push(ValueGraph::kEmptyTupleId);
+      break;
+    case op::EMPTY_LIST:
+      push(g().add_container(ValueKind::kList));
+      break;
+    case op::EMPTY_DICT:
+      push(g().add_container(ValueKind::kDict));
+      break;
+    case op::EMPTY_SET:
+      push(g().add_container(ValueKind::kSet));
+      break;
+    case op::TUPLE1:
+      ok = push_counted_tuple(1);
+      break;
+    case op::TUPLE2:
+      ok = push_counted_tuple(2);
+      break;
+    case op::TUPLE3:
+      ok = push_counted_tuple(3);
+      break;
     case op::TUPLE:
     case op::LIST:
     case op::DICT:
@@ -751,7 +822,9 @@ bool Machine::step() {
       push(v);
       break;
     }
-    case op::APPEND: ok = add_items(stack_.size() - 1, ValueKind::kList, "append"); break;
+    case op::APPEND:
+      ok = add_items(stack_.size() - 1, ValueKind::kList, "append");
+      break;
     case op::APPENDS:
       if (!marker(mark)) return malformed("APPENDS without MARK");
       ok = add_items(mark, ValueKind::kList, "extend");
@@ -782,7 +855,9 @@ bool Machine::step() {
       if (!read_le(4, n)) return truncated("LONG_BINPUT");
       ok = memo_put(n);
       break;
-    case op::MEMOIZE: ok = memo_put(memo_filled_); break;
+    case op::MEMOIZE:
+      ok = memo_put(memo_filled_);
+      break;
     case op::GET:
       if (!readline(arg)) return truncated("GET");
       ok = text_index(arg, n) && memo_get(n);
@@ -808,8 +883,10 @@ bool Machine::step() {
       ValueKind mk = kind_of(a), nk = kind_of(b);
       if (mk == ValueKind::kString && nk == ValueKind::kString) {
         ok = push_global(g().text(a), g().text(b));
-      } else if ((mk == ValueKind::kString || mk == ValueKind::kCall || mk == ValueKind::kPersistentRef || mk == ValueKind::kExtension) &&
-                 (nk == ValueKind::kString || nk == ValueKind::kCall || nk == ValueKind::kPersistentRef || nk == ValueKind::kExtension)) {
+      } else if ((mk == ValueKind::kString || mk == ValueKind::kCall || mk == ValueKind::kPersistentRef ||
+                  mk == ValueKind::kExtension) &&
+                 (nk == ValueKind::kString || nk == ValueKind::kCall || nk == ValueKind::kPersistentRef ||
+                  nk == ValueKind::kExtension)) {
         // The names are computed at load time: whatever they are, this imports them.
         hazard(HazardKind::kDynamicGlobal, "STACK_GLOBAL imports a name computed while loading");
         ValueId v = g().add_global(mk == ValueKind::kString ? std::string(g().text(a)) : "<computed>",
@@ -828,8 +905,8 @@ bool Machine::step() {
       if (!read_le(width, n)) return truncated(op::name(opcode_));
       int64_t code = opcode_ == op::EXT4 ? static_cast<int32_t>(static_cast<uint32_t>(n)) : static_cast<int64_t>(n);
       if (code <= 0) return malformed("EXT specifies code <= 0");
-      hazard(HazardKind::kExtensionCode, std::string(op::name(opcode_)) + " imports extension code " + std::to_string(code) +
-                                             " from the copyreg registry");
+      hazard(HazardKind::kExtensionCode, std::string(op::name(opcode_)) + " imports extension code " +
+                                             std::to_string(code) + " from the copyreg registry");
       push(g().add_simple(ValueKind::kExtension));
       break;
     }
@@ -845,7 +922,8 @@ bool Machine::step() {
       break;
     case op::NEWOBJ_EX:
       if (!pop(c) || !pop(b) || !pop(a)) return underflow();
-      if (kind_of(c) != ValueKind::kDict && kind_of(c) != ValueKind::kCall) return malformed("NEWOBJ_EX keyword arguments are not a dict");
+      if (kind_of(c) != ValueKind::kDict && kind_of(c) != ValueKind::kCall)
+        return malformed("NEWOBJ_EX keyword arguments are not a dict");
       ok = push_call(CallKind::kNewObjEx, a, b, c);
       break;
     case op::OBJ: {
@@ -879,8 +957,8 @@ bool Machine::step() {
       if (ik == ValueKind::kCall) {
         g().set_call_state(inst, state);
       } else if (ik == ValueKind::kGlobal) {
-        hazard(HazardKind::kBuildOnGlobal, "BUILD sets attributes of the module-level object " +
-                                               g().global_name(g().node(inst).a).qualified());
+        hazard(HazardKind::kBuildOnGlobal,
+               "BUILD sets attributes of the module-level object " + g().global_name(g().node(inst).a).qualified());
       } else {
         hazard(HazardKind::kBuildOnOther, "BUILD on a " + std::string(value_kind_name(ik)));
       }
@@ -906,7 +984,8 @@ bool Machine::step() {
     case op::READONLY_BUFFER: {
       if (stack_.size() <= fence()) return underflow();
       ValueKind k = kind_of(stack_.back());
-      if (k != ValueKind::kBytes && k != ValueKind::kCall) return malformed("READONLY_BUFFER on a " + std::string(value_kind_name(k)));
+      if (k != ValueKind::kBytes && k != ValueKind::kCall)
+        return malformed("READONLY_BUFFER on a " + std::string(value_kind_name(k)));
       hazard(HazardKind::kOutOfBand, "READONLY_BUFFER (protocol 5 buffers are never written by torch.save)");
       break;
     }
@@ -938,7 +1017,8 @@ PickleRun run_pickle(Bytes bytes, size_t start, uint64_t base_offset, const Pick
 }
 
 bool looks_like_pickle(Bytes bytes) {
-  if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == op::PROTO && static_cast<uint8_t>(bytes[1]) <= 5) return true;
+  if (bytes.size() >= 2 && static_cast<uint8_t>(bytes[0]) == op::PROTO && static_cast<uint8_t>(bytes[1]) <= 5)
+    return true;
   if (bytes.empty() || op::name(static_cast<uint8_t>(bytes[0])).empty()) return false;
   PickleRun run = run_pickle(bytes);
   return run.complete() && run.opcodes >= 2;

@@ -36,8 +36,8 @@ namespace torchlint::ckpt {
 enum class ReadMode : uint8_t { kBuffer, kStream };
 
 struct PickleLimits {
-  uint64_t max_memo_index = 0;    // highest memo index a PUT may use
-  uint64_t max_graph_bytes = 0;   // memory the value graph may take
+  uint64_t max_memo_index = 0;   // highest memo index a PUT may use
+  uint64_t max_graph_bytes = 0;  // memory the value graph may take
   ReadMode mode = ReadMode::kBuffer;
   // Limits for a pickle of `size` bytes.
   static PickleLimits for_size(uint64_t size);
@@ -45,50 +45,50 @@ struct PickleLimits {
 
 // Constructs that can run code whatever the names involved.
 enum class HazardKind : uint8_t {
-  kDynamicGlobal,         // STACK_GLOBAL whose operands are computed, not literal strings
-  kExtensionCode,         // EXT1/EXT2/EXT4: an import through the copyreg registry
-  kBuildOnGlobal,         // BUILD on a module-level object: sets attributes in a module
-  kCallOnCallResult,      // calling what a call returned (`getattr(...)(...)`)
-  kCallOnPersistent,      // calling what persistent_load returned
-  kMutateNonContainer,    // APPEND(S)/SETITEM(S)/ADDITEMS on something that is not a literal container
-  kBuildOnOther,          // BUILD on a value torch never builds (weights_only refuses it)
-  kOutOfBand,             // NEXT_BUFFER / READONLY_BUFFER
+  kDynamicGlobal,       // STACK_GLOBAL whose operands are computed, not literal strings
+  kExtensionCode,       // EXT1/EXT2/EXT4: an import through the copyreg registry
+  kBuildOnGlobal,       // BUILD on a module-level object: sets attributes in a module
+  kCallOnCallResult,    // calling what a call returned (`getattr(...)(...)`)
+  kCallOnPersistent,    // calling what persistent_load returned
+  kMutateNonContainer,  // APPEND(S)/SETITEM(S)/ADDITEMS on something that is not a literal container
+  kBuildOnOther,        // BUILD on a value torch never builds (weights_only refuses it)
+  kOutOfBand,           // NEXT_BUFFER / READONLY_BUFFER
 };
 
 // The first hazard of its kind; later ones of the same kind are only counted, so that a
 // pickle of 10^6 BUILD opcodes costs one record, not 10^6.
 struct Hazard {
   HazardKind kind;
-  uint64_t offset;        // absolute offset in the file (of the first one)
+  uint64_t offset;  // absolute offset in the file (of the first one)
   std::string detail;
-  uint64_t count = 1;     // how many times the pickle does it
+  uint64_t count = 1;  // how many times the pickle does it
   // " (byte N)" or " (byte N, and 999,999 more like it)"
   std::string where() const;
 };
 
 // One GLOBAL / STACK_GLOBAL / INST.
 struct GlobalUse {
-  uint32_t global = 0;    // index in the graph's global table
+  uint32_t global = 0;  // index in the graph's global table
   uint64_t offset = 0;
   uint8_t opcode = 0;
-  uint8_t protocol = 0;   // PROTO in force (py2 name mapping below 3, dotted names from 4)
+  uint8_t protocol = 0;  // PROTO in force (py2 name mapping below 3, dotted names from 4)
 };
 
 enum class PickleStatus : uint8_t { kComplete, kTruncated, kMalformed, kLimit };
 
 struct PickleRun {
   std::unique_ptr<ValueGraph> graph;
-  ValueId root = kNoValue;       // what STOP returned
-  uint64_t start = 0;            // absolute offsets in the file
-  uint64_t end = 0;              // just past STOP, or where the run stopped
+  ValueId root = kNoValue;  // what STOP returned
+  uint64_t start = 0;       // absolute offsets in the file
+  uint64_t end = 0;         // just past STOP, or where the run stopped
   PickleStatus status = PickleStatus::kComplete;
-  std::string error;             // what went wrong, for a status other than kComplete
+  std::string error;  // what went wrong, for a status other than kComplete
   uint64_t error_offset = 0;
-  uint8_t protocol = 0;          // the first PROTO's argument (0 without one)
+  uint8_t protocol = 0;  // the first PROTO's argument (0 without one)
   uint64_t opcodes = 0;
-  std::bitset<256> used;         // every opcode seen
+  std::bitset<256> used;                             // every opcode seen
   std::vector<uint64_t> first_offset_outside_torch;  // parallel to `outside_torch`
-  std::vector<uint8_t> outside_torch;  // opcodes outside the torch.save subset, first-seen order
+  std::vector<uint8_t> outside_torch;                // opcodes outside the torch.save subset, first-seen order
   std::vector<GlobalUse> globals;
   std::vector<Hazard> hazards;
   bool frame_straddled = false;  // an opcode crossed a FRAME end (pure-Python pickle refuses)

@@ -55,11 +55,11 @@ bool hazard_is_dangerous(HazardKind kind);
 // The policy's view of one pickle: every global outside the allowlist (first-seen order,
 // counted), every hazard, every opcode outside torch's weights_only subset.
 struct GlobalReport {
-  std::string qualified;   // as Python 3 resolves it: `builtins.eval`
-  std::string spelled;     // as the pickle spells it, when different: `__builtin__.eval`
+  std::string qualified;  // as Python 3 resolves it: `builtins.eval`
+  std::string spelled;    // as the pickle spells it, when different: `__builtin__.eval`
   Verdict verdict;
   std::string reason;
-  std::string resolved;    // what a dotted path reaches, when different from `qualified`
+  std::string resolved;  // what a dotted path reaches, when different from `qualified`
   uint64_t first_offset = 0;
   uint32_t uses = 0;
   uint32_t calls = 0;
@@ -68,7 +68,7 @@ struct GlobalReport {
 };
 
 struct PickleSafety {
-  std::vector<GlobalReport> globals;   // allowed ones are left out
+  std::vector<GlobalReport> globals;  // allowed ones are left out
   std::vector<Hazard> hazards;
   std::vector<std::pair<uint8_t, uint64_t>> outside_subset;  // opcode, first offset
   bool dangerous() const;

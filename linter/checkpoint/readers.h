@@ -13,8 +13,8 @@ struct ReaderOptions {
   uint64_t max_inflated_member = 1ull << 30;
 };
 
-void read_zip_checkpoint(CheckpointFile& file, const ReaderOptions& options);   // torch zip, TorchScript, npz
-void read_pickle_file(CheckpointFile& file, const ReaderOptions& options);      // legacy stacked pickles, raw pickles
+void read_zip_checkpoint(CheckpointFile& file, const ReaderOptions& options);  // torch zip, TorchScript, npz
+void read_pickle_file(CheckpointFile& file, const ReaderOptions& options);     // legacy stacked pickles, raw pickles
 void read_legacy_tar(CheckpointFile& file, const ReaderOptions& options);
 void read_safetensors(CheckpointFile& file, const ReaderOptions& options);
 void read_npy(CheckpointFile& file, const ReaderOptions& options);

@@ -29,7 +29,8 @@ class Context : public CheckpointContext {
 
 }  // namespace
 
-std::vector<Diagnostic> run_checkpoint_rules_impl(const Checkpoint& checkpoint, const std::vector<const CheckpointRuleEntry*>& rules) {
+std::vector<Diagnostic> run_checkpoint_rules_impl(const Checkpoint& checkpoint,
+                                                  const std::vector<const CheckpointRuleEntry*>& rules) {
   std::vector<Diagnostic> out;
   TrainingState training = analyze_training_state(checkpoint);
   Context context(training, out);

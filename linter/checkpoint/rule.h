@@ -44,15 +44,16 @@ CheckpointRuleEntry checkpoint_rule_entry(RuleInfo info) {
 // Runs `rules` (those whose index in `enabled` is set, by RuleInfo code) on a checkpoint.
 // `is_enabled(code)` says whether a rule is selected.
 template <class IsEnabled>
-std::vector<Diagnostic> run_checkpoint_rules(const Checkpoint& checkpoint, const std::vector<CheckpointRuleEntry>& rules,
-                                             IsEnabled&& is_enabled);
+std::vector<Diagnostic> run_checkpoint_rules(const Checkpoint& checkpoint,
+                                             const std::vector<CheckpointRuleEntry>& rules, IsEnabled&& is_enabled);
 
 // Non-template core of run_checkpoint_rules.
-std::vector<Diagnostic> run_checkpoint_rules_impl(const Checkpoint& checkpoint, const std::vector<const CheckpointRuleEntry*>& rules);
+std::vector<Diagnostic> run_checkpoint_rules_impl(const Checkpoint& checkpoint,
+                                                  const std::vector<const CheckpointRuleEntry*>& rules);
 
 template <class IsEnabled>
-std::vector<Diagnostic> run_checkpoint_rules(const Checkpoint& checkpoint, const std::vector<CheckpointRuleEntry>& rules,
-                                             IsEnabled&& is_enabled) {
+std::vector<Diagnostic> run_checkpoint_rules(const Checkpoint& checkpoint,
+                                             const std::vector<CheckpointRuleEntry>& rules, IsEnabled&& is_enabled) {
   std::vector<const CheckpointRuleEntry*> selected;
   for (const auto& r : rules) {
     if (is_enabled(r.info.code)) selected.push_back(&r);

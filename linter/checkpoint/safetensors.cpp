@@ -51,8 +51,10 @@ class HeaderSax : public nlohmann::json_sax<json> {
       return true;
     }
     json& top = *stack_.back();
-    if (top.is_object()) top[key_] = std::move(v);
-    else top.push_back(std::move(v));
+    if (top.is_object())
+      top[key_] = std::move(v);
+    else
+      top.push_back(std::move(v));
     return true;
   }
   bool open(json v) {
@@ -103,7 +105,8 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
   }
   uint64_t n = le64(b.data());
   if (n > 100'000'000) {
-    sink.malformed("header", "safetensors header of " + std::to_string(n) + " bytes exceeds the format's 100 MB limit", true);
+    sink.malformed("header", "safetensors header of " + std::to_string(n) + " bytes exceeds the format's 100 MB limit",
+                   true);
     return;
   }
   if (n > b.size() - 8) {
@@ -112,13 +115,16 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
   }
   Bytes text = b.substr(8, n);
   if (text.empty() || text.front() != '{') {
-    sink.ambiguous("brace", "safetensors header does not start with `{`: the spec requires it, the Rust reader does not check");
+    sink.ambiguous("brace",
+                   "safetensors header does not start with `{`: the spec requires it, the Rust reader does not check");
   }
   std::vector<std::string> duplicates;
   HeaderSax sax(duplicates);
   bool parsed = json::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json, true);
   if (!parsed || !sax.result.is_object()) {
-    sink.malformed("header", "safetensors header is not a JSON object" + (sax.error.empty() ? std::string() : ": " + sax.error), true);
+    sink.malformed("header",
+                   "safetensors header is not a JSON object" + (sax.error.empty() ? std::string() : ": " + sax.error),
+                   true);
     return;
   }
   for (const auto& d : duplicates) {
@@ -137,7 +143,8 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
       }
       for (auto& [k, v] : info.items()) {
         if (!v.is_string()) {
-          sink.malformed("metadata", "`__metadata__` value `" + k + "` is not a string: the Rust reader refuses it", true);
+          sink.malformed("metadata", "`__metadata__` value `" + k + "` is not a string: the Rust reader refuses it",
+                         true);
           continue;
         }
         file.metadata.emplace_back(k, v.get<std::string>());
@@ -153,8 +160,8 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
     const json& dt = info["dtype"];
     const json& shape = info["shape"];
     const json& offsets = info["data_offsets"];
-    if (!dt.is_string() || !shape.is_array() || !offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-        !offsets[1].is_number_unsigned()) {
+    if (!dt.is_string() || !shape.is_array() || !offsets.is_array() || offsets.size() != 2 ||
+        !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
       fail("malformed dtype, shape or data_offsets");
       continue;
     }
@@ -198,7 +205,8 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
       continue;
     }
     if (end - begin != *total_bits / 8) {
-      fail("data_offsets span " + std::to_string(end - begin) + " bytes, the shape needs " + std::to_string(*total_bits / 8));
+      fail("data_offsets span " + std::to_string(end - begin) + " bytes, the shape needs " +
+           std::to_string(*total_bits / 8));
       continue;
     }
     t.numel = numel;
@@ -224,18 +232,24 @@ void read_safetensors(CheckpointFile& file, const ReaderOptions&) {
     slices.push_back({name, begin, end});
   }
   // No gaps, no overlaps, no trailing bytes (MetadataIncompleteBuffer).
-  std::sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& c) { return std::tie(a.begin, a.end) < std::tie(c.begin, c.end); });
+  std::sort(slices.begin(), slices.end(),
+            [](const Slice& a, const Slice& c) { return std::tie(a.begin, a.end) < std::tie(c.begin, c.end); });
   uint64_t expected = 0;
   for (const auto& sl : slices) {
     if (sl.begin != expected) {
-      sink.malformed("layout", "tensor `" + sl.name + "` starts at " + std::to_string(sl.begin) + " but the previous one ends at " +
-                                   std::to_string(expected) + " (gap or overlap): the Rust reader refuses the file", true);
+      sink.malformed("layout",
+                     "tensor `" + sl.name + "` starts at " + std::to_string(sl.begin) +
+                         " but the previous one ends at " + std::to_string(expected) +
+                         " (gap or overlap): the Rust reader refuses the file",
+                     true);
     }
     expected = std::max(expected, sl.end);
   }
   if (8 + n + expected != b.size()) {
-    sink.malformed("layout", "the byte buffer is " + std::to_string(b.size() - 8 - n) + " bytes, the tensors account for " +
-                                 std::to_string(expected) + ": the Rust reader refuses the file", true);
+    sink.malformed("layout",
+                   "the byte buffer is " + std::to_string(b.size() - 8 - n) + " bytes, the tensors account for " +
+                       std::to_string(expected) + ": the Rust reader refuses the file",
+                   true);
   }
   file.format_detail = std::to_string(n) + "-byte header";
   for (const auto& [k, v] : file.metadata) {

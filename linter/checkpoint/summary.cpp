@@ -16,8 +16,10 @@ std::string human_bytes(uint64_t bytes) {
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 
@@ -65,8 +67,9 @@ Safety assess_file_safety(const CheckpointFile& file, bool run_torchscript_code)
   if (unreviewed) {
     // Not known to be bad, and not known to be safe: the verdict is the allowlist's.
     s.level = SafetyLevel::kDangerous;
-    s.text = "UNSAFE: loading it with weights_only=False runs a callable that is not known to be safe: " +
-             first_unreviewed + (unreviewed > 1 ? " and " + std::to_string(unreviewed - 1) + " more" : "");
+    s.text =
+        "UNSAFE: loading it with weights_only=False runs a callable that is not known to be safe: " + first_unreviewed +
+        (unreviewed > 1 ? " and " + std::to_string(unreviewed - 1) + " more" : "");
     return s;
   }
   if (file.fatal()) {
@@ -76,14 +79,16 @@ Safety assess_file_safety(const CheckpointFile& file, bool run_torchscript_code)
   }
   if (file.is_torchscript() && !run_torchscript_code) {
     s.level = SafetyLevel::kDangerous;
-    s.text = "UNSAFE: TorchScript runs its code when loaded (torch.jit.load; weights_only gives no protection before "
-             "torch 2.6), and that code is not known to be safe";
+    s.text =
+        "UNSAFE: TorchScript runs its code when loaded (torch.jit.load; weights_only gives no protection before "
+        "torch 2.6), and that code is not known to be safe";
     return s;
   }
   if (unknown) {
     s.level = SafetyLevel::kNeedsTrust;
     s.text = "needs trust: torch.load(weights_only=True) refuses it (" + first_unknown +
-             (unknown > 1 ? " and " + std::to_string(unknown - 1) + " more" : "") + "); no code found (only reviewed reconstructors)";
+             (unknown > 1 ? " and " + std::to_string(unknown - 1) + " more" : "") +
+             "); no code found (only reviewed reconstructors)";
     return s;
   }
   if (file.pickles.empty()) {
@@ -103,11 +108,16 @@ Safety assess_checkpoint_safety(const Checkpoint& checkpoint) {
   bool first = true;
   auto rank = [](SafetyLevel l) {
     switch (l) {
-      case SafetyLevel::kNoCode: return 0;
-      case SafetyLevel::kSafe: return 1;
-      case SafetyLevel::kNeedsTrust: return 2;
-      case SafetyLevel::kIncomplete: return 3;
-      case SafetyLevel::kDangerous: return 4;
+      case SafetyLevel::kNoCode:
+        return 0;
+      case SafetyLevel::kSafe:
+        return 1;
+      case SafetyLevel::kNeedsTrust:
+        return 2;
+      case SafetyLevel::kIncomplete:
+        return 3;
+      case SafetyLevel::kDangerous:
+        return 4;
     }
     return 0;
   };
@@ -185,8 +195,9 @@ class Renderer {
     }
     if (is_optimizer_state(v)) {
       for (const auto& o : training_.optimizers) {
-        if (o.file == &f) return "optimizer state: " + o.kind + ", " + std::to_string(o.groups) + " param group" +
-                                 (o.groups == 1 ? "" : "s") + ", " + grouped(o.params) + " params";
+        if (o.file == &f)
+          return "optimizer state: " + o.kind + ", " + std::to_string(o.groups) + " param group" +
+                 (o.groups == 1 ? "" : "s") + ", " + grouped(o.params) + " params";
       }
       return "optimizer state";
     }
@@ -202,7 +213,8 @@ class Renderer {
     if (!root) {
       if (!f.tensors.empty()) {
         line("contents", grouped(f.tensors.size()) + " tensors" + (f.metadata.empty() ? "" : ", metadata:"));
-        for (size_t i = 0; i < f.metadata.size() && i < 8; ++i) out_ << "    " << f.metadata[i].first << " = " << f.metadata[i].second.substr(0, 60) << '\n';
+        for (size_t i = 0; i < f.metadata.size() && i < 8; ++i)
+          out_ << "    " << f.metadata[i].first << " = " << f.metadata[i].second.substr(0, 60) << '\n';
       }
       return;
     }
@@ -270,7 +282,8 @@ class Renderer {
     for (auto [d, b] : bytes_by_dtype) order.emplace_back(b, d);
     std::sort(order.rbegin(), order.rend());
     for (auto [b, d] : order) by += (by.empty() ? "" : ", ") + std::string(dtype_info(d).name) + " " + human_bytes(b);
-    line("tensors", grouped(count) + " tensors, " + grouped(elements) + " elements, " + human_bytes(bytes) + " (" + by + ")");
+    line("tensors",
+         grouped(count) + " tensors, " + grouped(elements) + " elements, " + human_bytes(bytes) + " (" + by + ")");
     for (const auto& w : training_.weights) {
       line("parameters", grouped(w.elements) + " in `" + w.where + "` (" + grouped(w.tensors.size()) + " tensors" +
                              (w.pickled_class.empty() ? "" : ", pickled " + w.pickled_class) + ")");
@@ -278,7 +291,8 @@ class Renderer {
     size_t k = all.size();  // sorted, largest first
     for (size_t i = 0; i < k; ++i) {
       const TensorInfo& t = all[i].file->tensors[all[i].index];
-      std::string text = t.name + "  " + std::string(dtype_info(t.dtype).name) + " " + shape_string(t.shape) + "  " + human_bytes(t.nbytes());
+      std::string text = t.name + "  " + std::string(dtype_info(t.dtype).name) + " " + shape_string(t.shape) + "  " +
+                         human_bytes(t.nbytes());
       if (all[i].file->values_scanned) {
         const ValueStats& s = all[i].file->stats[all[i].index];
         if (s.scanned) {
@@ -292,7 +306,8 @@ class Renderer {
     }
     if (any_scan) {
       line("values", "scanned " + grouped(scanned) + " floating tensors: " +
-                         (nonfinite ? paint(options_.color, "1;31", std::to_string(nonfinite) + " hold NaN or Inf") : std::string("all finite")));
+                         (nonfinite ? paint(options_.color, "1;31", std::to_string(nonfinite) + " hold NaN or Inf")
+                                    : std::string("all finite")));
     }
   }
 
@@ -305,14 +320,18 @@ class Renderer {
     auto yes_no = [](bool b) { return b ? std::string("yes") : std::string("no"); };
     std::string text = "weights " + yes_no(!t.weights.empty());
     text += ", optimizer " + (t.optimizers.empty() ? std::string("no") : "yes (" + t.optimizers.front().kind + ")");
-    text += ", scheduler " + (t.schedulers.empty() ? std::string(t.schedule_hint ? "no (a schedule was in use)" : "no") : std::string("yes"));
-    text += ", epoch/step " + (t.counters.empty() ? std::string("no") : "yes (" + t.counters.front().key + " = " + t.counters.front().value + ")");
+    text += ", scheduler " + (t.schedulers.empty() ? std::string(t.schedule_hint ? "no (a schedule was in use)" : "no")
+                                                   : std::string("yes"));
+    text += ", epoch/step " + (t.counters.empty()
+                                   ? std::string("no")
+                                   : "yes (" + t.counters.front().key + " = " + t.counters.front().value + ")");
     if (!t.scalers.empty()) text += ", AMP scaler yes";
     line("training", text);
     if (!t.producer.empty()) line("", "layout of " + t.producer);
     if (t.training) {
-      line("", t.resumable() ? paint(options_.color, "32", "training can resume from it")
-                             : paint(options_.color, "33", "training cannot resume exactly from it (see the findings)"));
+      line("", t.resumable()
+                   ? paint(options_.color, "32", "training can resume from it")
+                   : paint(options_.color, "33", "training cannot resume exactly from it (see the findings)"));
     } else if (!t.weights.empty()) {
       line("", "a weights file (not a training checkpoint)");
     }

@@ -10,11 +10,11 @@
 namespace torchlint::ckpt {
 
 enum class SafetyLevel {
-  kSafe,            // torch.load(weights_only=True) loads it; nothing in it runs code
-  kNoCode,          // a format without pickles (safetensors, numeric .npy)
-  kNeedsTrust,      // outside the weights_only allowlist, but only reviewed reconstructors: no code found
-  kDangerous,       // loading without weights_only runs code, or a callable not known to be safe
-  kIncomplete,      // could not be read completely: no verdict
+  kSafe,        // torch.load(weights_only=True) loads it; nothing in it runs code
+  kNoCode,      // a format without pickles (safetensors, numeric .npy)
+  kNeedsTrust,  // outside the weights_only allowlist, but only reviewed reconstructors: no code found
+  kDangerous,   // loading without weights_only runs code, or a callable not known to be safe
+  kIncomplete,  // could not be read completely: no verdict
 };
 
 struct Safety {
@@ -29,8 +29,8 @@ Safety assess_checkpoint_safety(const Checkpoint& checkpoint);
 
 struct SummaryOptions {
   bool color = false;
-  size_t max_keys = 24;      // top-level keys shown
-  size_t largest = 5;        // largest tensors shown
+  size_t max_keys = 24;  // top-level keys shown
+  size_t largest = 5;    // largest tensors shown
 };
 
 std::string render_summary(const Checkpoint& checkpoint, const TrainingState& training, const SummaryOptions& options);

@@ -13,8 +13,8 @@ bool TensorInfo::contiguous() const {
   return true;
 }
 
-bool tensor_extent(std::span<const int64_t> shape, std::span<const int64_t> stride, int64_t offset,
-                   uint64_t& numel, uint64_t& elements_needed, std::string& why) {
+bool tensor_extent(std::span<const int64_t> shape, std::span<const int64_t> stride, int64_t offset, uint64_t& numel,
+                   uint64_t& elements_needed, std::string& why) {
   if (offset < 0) {
     why = "negative storage offset " + std::to_string(offset);
     return false;
@@ -63,7 +63,8 @@ namespace {
 std::optional<Dims> int_tuple(ValueRef v) {
   if (!v.is_sequence()) {
     // torch.Size(...) objects reach here as calls of torch.Size with a tuple argument.
-    if (const GlobalName* g = v.callee(); g && g->module == "torch" && g->name == "Size") return int_tuple(v.call_args()[0]);
+    if (const GlobalName* g = v.callee(); g && g->module == "torch" && g->name == "Size")
+      return int_tuple(v.call_args()[0]);
     return std::nullopt;
   }
   Dims out;
@@ -123,7 +124,8 @@ class Decoder {
         const GlobalName* func = args[0].global();
         if (func && func->module == "torch._utils") decode_call(func->name, args[2], self);
         if (auto t = tensor_of(self)) {
-          if (const GlobalName* type = args[1].global(); type && type->name == "Parameter") file_.tensors[*t].parameter = true;
+          if (const GlobalName* type = args[1].global(); type && type->name == "Parameter")
+            file_.tensors[*t].parameter = true;
         }
       }
     }
@@ -131,7 +133,8 @@ class Decoder {
 
  private:
   void decode_call(std::string_view name, ValueRef args, ValueId self) {
-    if (name == "_rebuild_tensor_v2" || name == "_rebuild_tensor" || name == "_rebuild_tensor_v3" || name == "_rebuild_qtensor") {
+    if (name == "_rebuild_tensor_v2" || name == "_rebuild_tensor" || name == "_rebuild_tensor_v3" ||
+        name == "_rebuild_qtensor") {
       tensor_with_storage(name, args, self);
     } else if (name == "_rebuild_parameter" || name == "_rebuild_parameter_with_state") {
       auto index = tensor_of(args[0].id());
@@ -163,7 +166,8 @@ class Decoder {
     size_t want = style_ == PersistentIdStyle::kZip ? 5 : 6;
     auto tag = str_or_ascii_bytes(pid[0]);
     if (pid.kind() != ValueKind::kTuple || pid.size() != want || !tag || *tag != "storage") {
-      sink_.malformed("pid", "persistent id " + pid.describe() + " is not a torch storage reference: torch.load fails on it", true);
+      sink_.malformed(
+          "pid", "persistent id " + pid.describe() + " is not a torch storage reference: torch.load fails on it", true);
       return std::nullopt;
     }
     const GlobalName* type = pid[1].global();
@@ -175,7 +179,8 @@ class Decoder {
       dtype = dtype_from_storage_class(type->name);
     }
     if (!dtype || !key || !location || !numel || *numel < 0) {
-      sink_.malformed("pid", "storage reference " + pid.describe() + " has an unknown storage type or bad fields", true);
+      sink_.malformed("pid", "storage reference " + pid.describe() + " has an unknown storage type or bad fields",
+                      true);
       return std::nullopt;
     }
     if (style_ == PersistentIdStyle::kLegacy && !pid[5].is_none()) {
@@ -193,8 +198,9 @@ class Decoder {
     if (*slot >= 0) {
       StorageInfo& s = file_.storages[*slot];
       if (s.dtype != *dtype || s.numel != static_cast<uint64_t>(*numel) || s.location != *location) {
-        sink_.ambiguous("storage-redeclared", "storage '" + std::string(*key) + "' is declared twice with different type, size or location: "
-                                              "torch keeps the first, another reader may not");
+        sink_.ambiguous("storage-redeclared", "storage '" + std::string(*key) +
+                                                  "' is declared twice with different type, size or location: "
+                                                  "torch keeps the first, another reader may not");
       }
       return *slot;
     }
@@ -213,17 +219,23 @@ class Decoder {
     // A storage torch cannot find, or one smaller than it declares, fails torch.load.
     std::string record = where.record.empty() ? std::string() : "`" + where.record + "`";
     if (!s.found) {
-      sink_.malformed("missing-storage", "storage '" + s.key + "' is referenced but " +
-                                             (record.empty() ? std::string("its bytes are missing") : "record " + record + " is missing") +
-                                             ": torch.load fails", true);
+      sink_.malformed("missing-storage",
+                      "storage '" + s.key + "' is referenced but " +
+                          (record.empty() ? std::string("its bytes are missing") : "record " + record + " is missing") +
+                          ": torch.load fails",
+                      true);
     } else if (bytes && s.available_bytes < *bytes) {
-      sink_.malformed("short-storage", "storage '" + s.key + "' declares " + std::to_string(*bytes) + " bytes but " +
-                                           (record.empty() ? std::string("the file") : record) + " holds " +
-                                           std::to_string(s.available_bytes) +
-                                           " (newer torch refuses it; older versions read out of bounds)", true);
+      sink_.malformed("short-storage",
+                      "storage '" + s.key + "' declares " + std::to_string(*bytes) + " bytes but " +
+                          (record.empty() ? std::string("the file") : record) + " holds " +
+                          std::to_string(s.available_bytes) +
+                          " (newer torch refuses it; older versions read out of bounds)",
+                      true);
     }
     if (!bytes) {
-      sink_.malformed("storage-size", "storage '" + s.key + "' declares " + std::to_string(s.numel) + " elements: the byte size overflows", true);
+      sink_.malformed(
+          "storage-size",
+          "storage '" + s.key + "' declares " + std::to_string(s.numel) + " elements: the byte size overflows", true);
     }
     *slot = static_cast<int32_t>(file_.storages.size());
     file_.storages.push_back(std::move(s));
@@ -236,7 +248,8 @@ class Decoder {
     auto storage = storage_of(args[0], view_offset, view_numel);
     if (!storage) {
       if (!args[0].persistent_id()) {
-        sink_.malformed("tensor-args", std::string(name) + " is called without a storage: torch.load fails on it", true);
+        sink_.malformed("tensor-args", std::string(name) + " is called without a storage: torch.load fails on it",
+                        true);
       }
       return;
     }
@@ -275,13 +288,15 @@ class Decoder {
     } else {
       // Everything in bytes: a v3 tensor views an untyped (byte) storage.
       auto need_bytes = checked_mul(needed + static_cast<uint64_t>(view_offset), dtype_bytes(t.dtype));
-      uint64_t have = view_numel ? *view_numel * dtype_bytes(s.dtype) + static_cast<uint64_t>(view_offset) * dtype_bytes(s.dtype)
-                                 : s.numel * dtype_bytes(s.dtype);
+      uint64_t have =
+          view_numel ? *view_numel * dtype_bytes(s.dtype) + static_cast<uint64_t>(view_offset) * dtype_bytes(s.dtype)
+                     : s.numel * dtype_bytes(s.dtype);
       if (t.numel > 0 && (!need_bytes || *need_bytes > have)) {
         t.bounds_ok = false;
         sink_.malformed("bounds", "tensor with shape " + shape_text(t.shape) + ", stride " + shape_text(t.stride) +
-                                      " and offset " + std::to_string(t.storage_offset) + " reaches past the end of storage '" +
-                                      s.key + "' (" + std::to_string(s.numel) + " elements)");
+                                      " and offset " + std::to_string(t.storage_offset) +
+                                      " reaches past the end of storage '" + s.key + "' (" + std::to_string(s.numel) +
+                                      " elements)");
       }
     }
     t.storage_offset += view_offset;
@@ -297,8 +312,10 @@ class Decoder {
   // Calls carry their tensor themselves (no map for 200 000 tensors).
   void set_tensor(ValueId v, uint32_t index) {
     const auto& node = graph_.node(v);
-    if (node.kind == ValueKind::kCall) graph_.call_record(node.a).tensor = index;
-    else file_.tensor_of_value[v] = index;
+    if (node.kind == ValueKind::kCall)
+      graph_.call_record(node.a).tensor = index;
+    else
+      file_.tensor_of_value[v] = index;
   }
   std::optional<uint32_t> tensor_of(ValueId v) const {
     if (v >= graph_.size()) return std::nullopt;
@@ -357,9 +374,9 @@ void name_tensors(CheckpointFile& file) {
   // for tensors.
   struct Visit {
     ValueId id;
-    int32_t parent;   // index into `visits`, -1 for the root
-    ValueId key;      // mapping key, or kNoValue
-    int32_t index;    // sequence index, or -1 (no name part: an object's state or args)
+    int32_t parent;  // index into `visits`, -1 for the root
+    ValueId key;     // mapping key, or kNoValue
+    int32_t index;   // sequence index, or -1 (no name part: an object's state or args)
     uint32_t depth;
   };
   std::vector<Visit> visits;
@@ -413,11 +430,14 @@ void name_tensors(CheckpointFile& file) {
     children.clear();
     if (v.is_mapping()) {
       auto items = v.mapping_items();
-      for (size_t i = 0; i + 1 < items.size(); i += 2) children.push_back({items[i + 1], self, items[i], -1, item.depth + 1});
+      for (size_t i = 0; i + 1 < items.size(); i += 2)
+        children.push_back({items[i + 1], self, items[i], -1, item.depth + 1});
       if (v.is_call()) children.push_back({v.call()->state, self, kNoValue, -1, item.depth + 1});
     } else if (v.is_sequence()) {
       auto items = v.items();
-      for (size_t i = 0; i < items.size(); ++i) children.push_back({items[i], self, kNoValue, static_cast<int32_t>(std::min<size_t>(i, INT32_MAX)), item.depth + 1});
+      for (size_t i = 0; i < items.size(); ++i)
+        children.push_back(
+            {items[i], self, kNoValue, static_cast<int32_t>(std::min<size_t>(i, INT32_MAX)), item.depth + 1});
     } else if (v.is_call()) {
       // An object: its state (BUILD) holds its attributes; its arguments may hold tensors.
       children.push_back({v.call()->state, self, kNoValue, -1, item.depth + 1});
@@ -427,9 +447,16 @@ void name_tensors(CheckpointFile& file) {
       if (it->id == kNoValue || it->id >= graph.size() || seen[it->id]) continue;
       // Only values that are or can hold tensors are worth a visit (not ints, strings...).
       switch (graph.node(it->id).kind) {
-        case ValueKind::kDict: case ValueKind::kList: case ValueKind::kTuple: case ValueKind::kSet:
-        case ValueKind::kFrozenSet: case ValueKind::kCall: case ValueKind::kPersistentRef: break;
-        default: continue;
+        case ValueKind::kDict:
+        case ValueKind::kList:
+        case ValueKind::kTuple:
+        case ValueKind::kSet:
+        case ValueKind::kFrozenSet:
+        case ValueKind::kCall:
+        case ValueKind::kPersistentRef:
+          break;
+        default:
+          continue;
       }
       visits.push_back(*it);
       work.push_back(visits.size() - 1);

@@ -17,7 +17,9 @@ namespace {
 
 std::string show(std::string_view name) { return printable(name, 80); }
 
-bool ends_with(std::string_view s, std::string_view suffix) { return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix; }
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
 
 uint32_t crc_of(Bytes b) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -31,12 +33,12 @@ uint32_t crc_of(Bytes b) {
 
 class ZipCheckpointReader {
  public:
-  ZipCheckpointReader(CheckpointFile& file, const ReaderOptions& options) : file_(file), options_(options), sink_(file.issues) {}
+  ZipCheckpointReader(CheckpointFile& file, const ReaderOptions& options)
+      : file_(file), options_(options), sink_(file.issues) {}
 
   void read() {
-    auto zip = ZipArchive::read(file_.bytes->bytes(), file_.issues, [&](uint64_t offset, uint64_t length) {
-      file_.bytes->advise_done(offset, length);
-    });
+    auto zip = ZipArchive::read(file_.bytes->bytes(), file_.issues,
+                                [&](uint64_t offset, uint64_t length) { file_.bytes->advise_done(offset, length); });
     if (!zip) return;
     zip_ = &*zip;
     referenced_.assign(zip->entries().size(), false);
@@ -95,7 +97,8 @@ class ZipCheckpointReader {
     auto bytes = zip_->read(e, *buffer, options_.max_inflated_member, error);
     if (!bytes) return std::nullopt;
     if (check_crc && crc_of(*bytes) != e.crc) {
-      sink_.ambiguous("crc", "entry " + show(e.name) + " fails its CRC check: torch ignores CRCs, Python's zipfile refuses the member");
+      sink_.ambiguous("crc", "entry " + show(e.name) +
+                                 " fails its CRC check: torch ignores CRCs, Python's zipfile refuses the member");
     }
     if (!e.stored()) {
       file_.buffers.push_back(std::move(buffer));
@@ -119,7 +122,8 @@ class ZipCheckpointReader {
     }
     std::string_view text = *bytes;
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
-    if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    if (text.empty() || text.size() > 18 ||
+        !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       sink_.malformed("version", "`version` record holds " + show(*bytes) + ", not a number: torch.load fails", true);
       return;
     }
@@ -142,15 +146,18 @@ class ZipCheckpointReader {
   }
 
   void read_main_pickle() {
-    std::string name = file_.format == Format::kTorchMobile && !zip_->find(prefix_ + "data.pkl") ? "bytecode.pkl" : "data.pkl";
+    std::string name =
+        file_.format == Format::kTorchMobile && !zip_->find(prefix_ + "data.pkl") ? "bytecode.pkl" : "data.pkl";
     const ZipEntry* e = zip_->find(prefix_ + name);
     if (!e) {
-      if (file_.format == Format::kTorchZip) sink_.malformed("data.pkl", "no `" + prefix_ + "data.pkl` record: torch.load fails", true);
+      if (file_.format == Format::kTorchZip)
+        sink_.malformed("data.pkl", "no `" + prefix_ + "data.pkl` record: torch.load fails", true);
       return;
     }
     if (e->name != prefix_ + name) {
-      sink_.ambiguous("case", "torch loads " + show(e->name) + " as `" + prefix_ + name +
-                                  "` through its case-insensitive lookup; case-sensitive readers find no object pickle");
+      sink_.ambiguous("case",
+                      "torch loads " + show(e->name) + " as `" + prefix_ + name +
+                          "` through its case-insensitive lookup; case-sensitive readers find no object pickle");
     }
     main_entry_ = e;
     std::string error;
@@ -159,16 +166,18 @@ class ZipCheckpointReader {
       sink_.malformed("data.pkl", "cannot read " + show(e->name) + ": " + error, true);
       return;
     }
-    PickleScan& scan = scan_pickle(file_, *bytes, 0, e->stored() ? e->data_offset : 0, std::string(e->name.substr(prefix_.size())),
-                                   dialect_, true, options_);
+    PickleScan& scan = scan_pickle(file_, *bytes, 0, e->stored() ? e->data_offset : 0,
+                                   std::string(e->name.substr(prefix_.size())), dialect_, true, options_);
     file_.main_pickle = static_cast<int>(file_.pickles.size() - 1);
     if (!scan.run.complete()) {
-      sink_.malformed("pickle", scan.where + ": " + scan.run.error + " (at byte " + std::to_string(scan.run.error_offset) + ")", true);
+      sink_.malformed("pickle",
+                      scan.where + ": " + scan.run.error + " (at byte " + std::to_string(scan.run.error_offset) + ")",
+                      true);
     } else {
       uint64_t used = scan.run.end - (e->stored() ? e->data_offset : 0);
       if (used < bytes->size()) {
-        sink_.ambiguous("trailing-pickle", std::to_string(bytes->size() - used) + " bytes after the pickle's STOP in " + scan.where +
-                                               ": torch ignores them, other tools may not");
+        sink_.ambiguous("trailing-pickle", std::to_string(bytes->size() - used) + " bytes after the pickle's STOP in " +
+                                               scan.where + ": torch ignores them, other tools may not");
       }
     }
     // Storages: <prefix>data/<key>, found the way torch finds records.
@@ -211,8 +220,9 @@ class ZipCheckpointReader {
       out.data_offset = r->data_offset;
       out.compressed = r->stored() ? 0 : r->compressed_size;
       if (!r->stored() && r->size > 100 * r->compressed_size && r->size > (64ull << 20)) {
-        sink_.ambiguous("bomb", "storage record " + show(r->name) + " inflates " + std::to_string(r->compressed_size) + " bytes to " +
-                                    std::to_string(r->size) + ": torch.save never compresses storages (decompression bomb)");
+        sink_.ambiguous("bomb", "storage record " + show(r->name) + " inflates " + std::to_string(r->compressed_size) +
+                                    " bytes to " + std::to_string(r->size) +
+                                    ": torch.save never compresses storages (decompression bomb)");
       }
       return out;
     };
@@ -231,11 +241,15 @@ class ZipCheckpointReader {
       std::string_view rel = e.name.starts_with(prefix_) ? e.name.substr(prefix_.size()) : e.name;
       bool designated = ends_with(e.name, ".pkl") || ends_with(e.name, ".debug_pkl");
       bool storage_record = e.name.starts_with(data_dir);
-      if (storage_record && file_.format == Format::kTorchZip && file_.main_pickle >= 0 && file_.main()->run.complete()) {
-        sink_.malformed("unreferenced", "record " + show(e.name) + " is not referenced by data.pkl (stray or hidden data)");
+      if (storage_record && file_.format == Format::kTorchZip && file_.main_pickle >= 0 &&
+          file_.main()->run.complete()) {
+        sink_.malformed("unreferenced",
+                        "record " + show(e.name) + " is not referenced by data.pkl (stray or hidden data)");
       }
       if (!e.readable()) {
-        if (designated) sink_.malformed("member", "cannot read " + show(e.name) + ": " + e.unreadable(), dialect_ == PickleDialect::kTorchScript);
+        if (designated)
+          sink_.malformed("member", "cannot read " + show(e.name) + ": " + e.unreadable(),
+                          dialect_ == PickleDialect::kTorchScript);
         continue;
       }
       // Only members that are pickles: by name, or by their first bytes.
@@ -254,15 +268,17 @@ class ZipCheckpointReader {
         continue;
       }
       if (!designated && !looks_like_pickle(bytes->substr(0, std::min<size_t>(bytes->size(), 1u << 24))) &&
-          !(bytes->size() >= 2 && static_cast<uint8_t>((*bytes)[0]) == 0x80 && static_cast<uint8_t>((*bytes)[1]) <= 5)) {
+          !(bytes->size() >= 2 && static_cast<uint8_t>((*bytes)[0]) == 0x80 &&
+            static_cast<uint8_t>((*bytes)[1]) <= 5)) {
         continue;
       }
       bool loaded = designated && (dialect_ == PickleDialect::kTorchScript || file_.format == Format::kTorchZip);
-      PickleScan& scan = scan_pickle(file_, *bytes, 0, e.stored() ? e.data_offset : 0, "zip member " + std::string(rel), dialect_,
-                                     loaded, options_);
+      PickleScan& scan = scan_pickle(file_, *bytes, 0, e.stored() ? e.data_offset : 0, "zip member " + std::string(rel),
+                                     dialect_, loaded, options_);
       if (!scan.run.complete()) {
         if (designated) {
-          sink_.malformed("pickle", scan.where + ": " + scan.run.error, dialect_ == PickleDialect::kTorchScript && rel == "constants.pkl");
+          sink_.malformed("pickle", scan.where + ": " + scan.run.error,
+                          dialect_ == PickleDialect::kTorchScript && rel == "constants.pkl");
         } else {
           file_.pickles.pop_back();  // it only looked like a pickle
         }
@@ -272,9 +288,11 @@ class ZipCheckpointReader {
 
   // A zip whose entries are not under one directory: .npz, or an archive with pickles.
   void read_plain_zip() {
-    bool all_npy = std::all_of(zip_->entries().begin(), zip_->entries().end(), [](const ZipEntry& e) { return ends_with(e.name, ".npy"); });
+    bool all_npy = std::all_of(zip_->entries().begin(), zip_->entries().end(),
+                               [](const ZipEntry& e) { return ends_with(e.name, ".npy"); });
     file_.format = all_npy ? Format::kNpz : Format::kZip;
-    if (!all_npy) sink_.malformed("not-torch", "zip archive without an archive directory: torch.load cannot read it", true);
+    if (!all_npy)
+      sink_.malformed("not-torch", "zip archive without an archive directory: torch.load cannot read it", true);
     for (const auto& e : zip_->entries()) {
       if (!e.readable()) continue;
       if (!e.stored() && e.size > (1u << 28)) continue;
@@ -298,9 +316,10 @@ class ZipCheckpointReader {
       }
       if (looks_like_pickle(bytes->substr(0, std::min<size_t>(bytes->size(), 1u << 16))) ||
           (bytes->size() >= 2 && static_cast<uint8_t>((*bytes)[0]) == 0x80)) {
-        PickleScan& scan = scan_pickle(file_, *bytes, 0, e.stored() ? e.data_offset : 0, "zip member " + std::string(e.name),
-                                       PickleDialect::kTorchLoad, false, options_);
-        if (!scan.run.complete() && scan.safety.globals.empty() && scan.safety.hazards.empty()) file_.pickles.pop_back();
+        PickleScan& scan = scan_pickle(file_, *bytes, 0, e.stored() ? e.data_offset : 0,
+                                       "zip member " + std::string(e.name), PickleDialect::kTorchLoad, false, options_);
+        if (!scan.run.complete() && scan.safety.globals.empty() && scan.safety.hazards.empty())
+          file_.pickles.pop_back();
       }
     }
   }

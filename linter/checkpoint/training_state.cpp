@@ -19,9 +19,10 @@ bool one_of(std::string_view key, std::initializer_list<std::string_view> names)
 }
 
 bool is_progress_key(std::string_view key) {
-  return one_of(key, {"epoch", "epochs", "epochs_run", "finished_epoch", "current_epoch", "start_epoch", "last_epoch",
-                      "iter_num", "iter", "iters", "iteration", "iterations", "global_step", "step", "steps", "num_updates",
-                      "n_iter", "total_steps", "train_step", "num_steps", "updates", "global_iter"});
+  return one_of(key, {"epoch",       "epochs",    "epochs_run", "finished_epoch", "current_epoch", "start_epoch",
+                      "last_epoch",  "iter_num",  "iter",       "iters",          "iteration",     "iterations",
+                      "global_step", "step",      "steps",      "num_updates",    "n_iter",        "total_steps",
+                      "train_step",  "num_steps", "updates",    "global_iter"});
 }
 
 bool is_metric_key(std::string_view key) {
@@ -32,9 +33,11 @@ bool is_metric_key(std::string_view key) {
 bool is_scalar(ValueRef v) { return v.is_number(); }
 
 bool is_weights_key(std::string_view key) {
-  return one_of(key, {"model_state_dict", "state_dict", "model", "model_state", "state_dict_ema", "model_ema", "ema",
-                      "ema_state_dict", "net", "network", "weights", "params", "parameters", "module", "generator",
-                      "discriminator", "netg", "netd", "encoder", "decoder", "student", "teacher", "backbone"});
+  return one_of(
+      key, {"model_state_dict", "state_dict",    "model",   "model_state", "state_dict_ema", "model_ema",  "ema",
+            "ema_state_dict",   "net",           "network", "weights",     "params",         "parameters", "module",
+            "generator",        "discriminator", "netg",    "netd",        "encoder",        "decoder",    "student",
+            "teacher",          "backbone"});
 }
 
 // Parameter names of a module's state_dict are dotted paths ("fc.weight"); a small dict
@@ -195,7 +198,8 @@ class Analyzer {
       out_.metrics.push_back({where, short_value(*file_, v)});
       return;
     }
-    if (one_of(key, {"rng_state", "rng_states", "random_state", "random_states", "torch_rng_state", "cuda_rng_state"})) {
+    if (one_of(key,
+               {"rng_state", "rng_states", "random_state", "random_states", "torch_rng_state", "cuda_rng_state"})) {
       out_.rng.push_back(where);
       return;
     }
@@ -270,13 +274,20 @@ class Analyzer {
   void producer(ValueRef root) {
     if (!out_.producer.empty()) return;
     auto has = [&](std::string_view k) { return root.get(k).valid(); };
-    if (has("pytorch-lightning_version") || has("lightning_version")) out_.producer = "PyTorch Lightning";
-    else if (has("model_args") && has("iter_num")) out_.producer = "nanoGPT";
-    else if (has("arch") && has("version") && has("args")) out_.producer = "timm";
-    else if (has("arch") && has("best_acc1")) out_.producer = "pytorch/examples imagenet";
-    else if (has("MODEL_STATE") && has("EPOCHS_RUN")) out_.producer = "PyTorch DDP tutorial";
-    else if (has("model_state") && has("finished_epoch")) out_.producer = "pytorch/examples minGPT-ddp";
-    else if (has("model_state_dict") && has("optimizer_state_dict")) out_.producer = "PyTorch tutorial (general checkpoint)";
+    if (has("pytorch-lightning_version") || has("lightning_version"))
+      out_.producer = "PyTorch Lightning";
+    else if (has("model_args") && has("iter_num"))
+      out_.producer = "nanoGPT";
+    else if (has("arch") && has("version") && has("args"))
+      out_.producer = "timm";
+    else if (has("arch") && has("best_acc1"))
+      out_.producer = "pytorch/examples imagenet";
+    else if (has("MODEL_STATE") && has("EPOCHS_RUN"))
+      out_.producer = "PyTorch DDP tutorial";
+    else if (has("model_state") && has("finished_epoch"))
+      out_.producer = "pytorch/examples minGPT-ddp";
+    else if (has("model_state_dict") && has("optimizer_state_dict"))
+      out_.producer = "PyTorch tutorial (general checkpoint)";
   }
 
   TrainingState& out_;
@@ -316,7 +327,8 @@ bool is_optimizer_state(ValueRef v) {
 }
 
 bool is_scheduler_state(ValueRef v) {
-  return v.is_mapping() && !v.get("state") && (v.get("last_epoch").is_int() || v.get("_step_count").is_int() || v.get("base_lrs"));
+  return v.is_mapping() && !v.get("state") &&
+         (v.get("last_epoch").is_int() || v.get("_step_count").is_int() || v.get("base_lrs"));
 }
 
 TrainingState analyze_training_state(const Checkpoint& checkpoint) {
@@ -329,7 +341,8 @@ TrainingState analyze_training_state(const Checkpoint& checkpoint) {
   }
   if (checkpoint.directory) {
     if (checkpoint.has_trainer_state) {
-      if (checkpoint.trainer_global_step) out.counters.push_back({"trainer_state.json global_step", std::to_string(*checkpoint.trainer_global_step)});
+      if (checkpoint.trainer_global_step)
+        out.counters.push_back({"trainer_state.json global_step", std::to_string(*checkpoint.trainer_global_step)});
       if (checkpoint.trainer_epoch) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.4g", *checkpoint.trainer_epoch);
@@ -344,9 +357,9 @@ TrainingState analyze_training_state(const Checkpoint& checkpoint) {
   }
   bool has_weights = !out.weights.empty();
   bool has_training_state = !out.optimizers.empty() || !out.schedulers.empty() || !out.counters.empty() ||
-                            !out.scalers.empty() || std::any_of(out.metrics.begin(), out.metrics.end(), [](const NamedValue& m) {
-                              return m.key.find("best") != std::string::npos;
-                            });
+                            !out.scalers.empty() ||
+                            std::any_of(out.metrics.begin(), out.metrics.end(),
+                                        [](const NamedValue& m) { return m.key.find("best") != std::string::npos; });
   const CheckpointFile& f = *checkpoint.files.front();
   bool wrapped = f.root().valid() && !is_state_dict(f, f.root());
   if (has_weights && has_training_state && wrapped) {

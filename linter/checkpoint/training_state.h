@@ -13,23 +13,23 @@
 namespace torchlint::ckpt {
 
 struct WeightsInfo {
-  std::string where;               // "model_state_dict", "(file)", "model.safetensors"
+  std::string where;  // "model_state_dict", "(file)", "model.safetensors"
   const CheckpointFile* file = nullptr;
-  std::vector<uint32_t> tensors;   // indices into file->tensors
-  std::vector<std::string> keys;   // parameter names, in order
+  std::vector<uint32_t> tensors;  // indices into file->tensors
+  std::vector<std::string> keys;  // parameter names, in order
   uint64_t elements = 0;
   uint64_t bytes = 0;
-  std::string pickled_class;       // a whole nn.Module object (torch.save(model))
+  std::string pickled_class;  // a whole nn.Module object (torch.save(model))
 };
 
 struct OptimizerInfo {
   std::string where;
   const CheckpointFile* file = nullptr;
-  std::string kind;                // "Adam/AdamW", "SGD with momentum", ...
+  std::string kind;  // "Adam/AdamW", "SGD with momentum", ...
   size_t groups = 0;
-  size_t params = 0;               // ids listed in param_groups
-  size_t states = 0;               // entries of `state`
-  bool initial_lr = false;         // a scheduler was attached to it
+  size_t params = 0;        // ids listed in param_groups
+  size_t states = 0;        // entries of `state`
+  bool initial_lr = false;  // a scheduler was attached to it
   std::optional<double> lr;
 };
 
@@ -47,14 +47,14 @@ struct TrainingState {
   std::vector<WeightsInfo> weights;
   std::vector<OptimizerInfo> optimizers;
   std::vector<SchedulerInfo> schedulers;
-  std::vector<NamedValue> counters;   // epoch / step counters
+  std::vector<NamedValue> counters;  // epoch / step counters
   std::vector<NamedValue> metrics;
-  std::vector<std::string> scalers;   // AMP GradScaler states
-  std::vector<std::string> rng;       // RNG states
-  std::string producer;               // "PyTorch Lightning", "timm", "nanoGPT", ...
-  bool training = false;              // a training checkpoint (not a weights export)
+  std::vector<std::string> scalers;  // AMP GradScaler states
+  std::vector<std::string> rng;      // RNG states
+  std::string producer;              // "PyTorch Lightning", "timm", "nanoGPT", ...
+  bool training = false;             // a training checkpoint (not a weights export)
   std::string training_reason;
-  bool schedule_hint = false;         // some sign that an LR schedule was in use
+  bool schedule_hint = false;  // some sign that an LR schedule was in use
   std::string schedule_hint_where;
 
   bool resumable() const {

@@ -8,33 +8,54 @@ namespace torchlint::ckpt {
 
 std::string_view value_kind_name(ValueKind k) {
   switch (k) {
-    case ValueKind::kNone: return "None";
-    case ValueKind::kBool: return "bool";
-    case ValueKind::kInt: return "int";
-    case ValueKind::kFloat: return "float";
-    case ValueKind::kString: return "str";
-    case ValueKind::kBytes: return "bytes";
-    case ValueKind::kTuple: return "tuple";
-    case ValueKind::kList: return "list";
-    case ValueKind::kDict: return "dict";
-    case ValueKind::kSet: return "set";
-    case ValueKind::kFrozenSet: return "frozenset";
-    case ValueKind::kGlobal: return "global";
-    case ValueKind::kCall: return "object";
-    case ValueKind::kPersistentRef: return "persistent reference";
-    case ValueKind::kExtension: return "extension object";
-    case ValueKind::kBuffer: return "out-of-band buffer";
+    case ValueKind::kNone:
+      return "None";
+    case ValueKind::kBool:
+      return "bool";
+    case ValueKind::kInt:
+      return "int";
+    case ValueKind::kFloat:
+      return "float";
+    case ValueKind::kString:
+      return "str";
+    case ValueKind::kBytes:
+      return "bytes";
+    case ValueKind::kTuple:
+      return "tuple";
+    case ValueKind::kList:
+      return "list";
+    case ValueKind::kDict:
+      return "dict";
+    case ValueKind::kSet:
+      return "set";
+    case ValueKind::kFrozenSet:
+      return "frozenset";
+    case ValueKind::kGlobal:
+      return "global";
+    case ValueKind::kCall:
+      return "object";
+    case ValueKind::kPersistentRef:
+      return "persistent reference";
+    case ValueKind::kExtension:
+      return "extension object";
+    case ValueKind::kBuffer:
+      return "out-of-band buffer";
   }
   return "value";
 }
 
 std::string_view call_kind_opcode(CallKind k) {
   switch (k) {
-    case CallKind::kReduce: return "REDUCE";
-    case CallKind::kNewObj: return "NEWOBJ";
-    case CallKind::kNewObjEx: return "NEWOBJ_EX";
-    case CallKind::kObj: return "OBJ";
-    case CallKind::kInst: return "INST";
+    case CallKind::kReduce:
+      return "REDUCE";
+    case CallKind::kNewObj:
+      return "NEWOBJ";
+    case CallKind::kNewObjEx:
+      return "NEWOBJ_EX";
+    case CallKind::kObj:
+      return "OBJ";
+    case CallKind::kInst:
+      return "INST";
   }
   return "REDUCE";
 }
@@ -45,7 +66,8 @@ ValueGraph::ValueGraph(std::string_view base) : base_(base) {
   nodes_.push_back({ValueKind::kBool, 0, 0, 0, 0});
   nodes_.push_back({ValueKind::kBool, 0, 0, 0, 1});
   nodes_.push_back({ValueKind::kTuple, 0, 0, 0, 0});
-  for (int64_t v = kSmallIntMin; v <= kSmallIntMax; ++v) nodes_.push_back({ValueKind::kInt, 0, 0, 0, static_cast<uint64_t>(v)});
+  for (int64_t v = kSmallIntMin; v <= kSmallIntMax; ++v)
+    nodes_.push_back({ValueKind::kInt, 0, 0, 0, static_cast<uint64_t>(v)});
   slots_.emplace_back();  // slot 0: "no items yet"
 }
 
@@ -132,8 +154,8 @@ ValueId ValueGraph::add_simple(ValueKind kind) {
 void ValueGraph::append_items(ValueId target, std::span<const ValueId> items) {
   if (items.empty()) return;
   Node& n = nodes_[target];
-  if (n.kind != ValueKind::kCall && n.kind != ValueKind::kList && n.kind != ValueKind::kDict && n.kind != ValueKind::kSet &&
-      n.kind != ValueKind::kFrozenSet) {
+  if (n.kind != ValueKind::kCall && n.kind != ValueKind::kList && n.kind != ValueKind::kDict &&
+      n.kind != ValueKind::kSet && n.kind != ValueKind::kFrozenSet) {
     return;  // only containers and objects have an item slot
   }
   uint32_t* slot = nullptr;
@@ -172,7 +194,8 @@ std::span<const ValueId> ValueGraph::items_of(ValueId id) const {
       uint32_t slot = calls_[n.a].items;
       return slot == 0 ? std::span<const ValueId>() : std::span<const ValueId>(slots_[slot]);
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -188,8 +211,7 @@ void ValueGraph::reserve_for(uint64_t bytes) {
 
 uint64_t ValueGraph::memory_bytes() const {
   return nodes_.size() * sizeof(Node) + tuple_pool_.size() * sizeof(ValueId) + slots_.size() * 40 +
-         slot_items_ * sizeof(ValueId) + calls_.size() * (sizeof(CallRecord) + sizeof(ValueId)) +
-         globals_.size() * 96;
+         slot_items_ * sizeof(ValueId) + calls_.size() * (sizeof(CallRecord) + sizeof(ValueId)) + globals_.size() * 96;
 }
 
 // --- ValueRef -------------------------------------------------------------------------
@@ -341,8 +363,10 @@ std::string quoted(std::string_view s, size_t max) {
 std::string ValueRef::describe(size_t max_text) const {
   if (!valid()) return "missing";
   switch (kind()) {
-    case ValueKind::kNone: return "None";
-    case ValueKind::kBool: return *as_bool() ? "True" : "False";
+    case ValueKind::kNone:
+      return "None";
+    case ValueKind::kBool:
+      return *as_bool() ? "True" : "False";
     case ValueKind::kInt:
       if (is_big_int()) return "int (huge)";
       return "int " + std::to_string(*as_int());
@@ -351,24 +375,33 @@ std::string ValueRef::describe(size_t max_text) const {
       std::snprintf(buf, sizeof buf, "float %.6g", *as_float());
       return buf;
     }
-    case ValueKind::kString: return "str " + quoted(*as_str(), max_text);
-    case ValueKind::kBytes: return "bytes (" + std::to_string(as_bytes()->size()) + ")";
+    case ValueKind::kString:
+      return "str " + quoted(*as_str(), max_text);
+    case ValueKind::kBytes:
+      return "bytes (" + std::to_string(as_bytes()->size()) + ")";
     case ValueKind::kTuple:
     case ValueKind::kList:
     case ValueKind::kSet:
     case ValueKind::kFrozenSet:
-      return std::string(value_kind_name(kind())) + " (" + std::to_string(size()) + (size() == 1 ? " item)" : " items)");
-    case ValueKind::kDict: return "dict (" + std::to_string(mapping_size()) + (mapping_size() == 1 ? " key)" : " keys)");
-    case ValueKind::kGlobal: return "global " + global()->qualified();
+      return std::string(value_kind_name(kind())) + " (" + std::to_string(size()) +
+             (size() == 1 ? " item)" : " items)");
+    case ValueKind::kDict:
+      return "dict (" + std::to_string(mapping_size()) + (mapping_size() == 1 ? " key)" : " keys)");
+    case ValueKind::kGlobal:
+      return "global " + global()->qualified();
     case ValueKind::kCall: {
       const GlobalName* g = callee();
       std::string name = g ? g->qualified() : std::string("(computed callable)");
-      if (is_mapping()) return name + " (" + std::to_string(mapping_size()) + (mapping_size() == 1 ? " key)" : " keys)");
+      if (is_mapping())
+        return name + " (" + std::to_string(mapping_size()) + (mapping_size() == 1 ? " key)" : " keys)");
       return name + " object";
     }
-    case ValueKind::kPersistentRef: return "persistent reference";
-    case ValueKind::kExtension: return "extension object";
-    case ValueKind::kBuffer: return "out-of-band buffer";
+    case ValueKind::kPersistentRef:
+      return "persistent reference";
+    case ValueKind::kExtension:
+      return "extension object";
+    case ValueKind::kBuffer:
+      return "out-of-band buffer";
   }
   return "value";
 }

@@ -32,11 +32,11 @@ enum class ValueKind : uint8_t {
   kDict,
   kSet,
   kFrozenSet,
-  kGlobal,          // a name a pickle imports: `collections.OrderedDict`
-  kCall,            // the result of calling something: REDUCE, NEWOBJ, OBJ, INST
-  kPersistentRef,   // what persistent_load(pid) returns (a storage, for torch)
-  kExtension,       // EXT1/2/4: an object from the copyreg extension registry
-  kBuffer,          // NEXT_BUFFER / READONLY_BUFFER (out-of-band data)
+  kGlobal,         // a name a pickle imports: `collections.OrderedDict`
+  kCall,           // the result of calling something: REDUCE, NEWOBJ, OBJ, INST
+  kPersistentRef,  // what persistent_load(pid) returns (a storage, for torch)
+  kExtension,      // EXT1/2/4: an object from the copyreg extension registry
+  kBuffer,         // NEXT_BUFFER / READONLY_BUFFER (out-of-band data)
 };
 std::string_view value_kind_name(ValueKind k);
 
@@ -53,12 +53,12 @@ struct GlobalName {
 
 // 40 bytes (a checkpoint has one per tensor and one per tensor's backward-hooks dict).
 struct CallRecord {
-  uint64_t offset = 0;         // pickle offset of the calling opcode
+  uint64_t offset = 0;  // pickle offset of the calling opcode
   ValueId callee = kNoValue;
-  ValueId args = kNoValue;     // a tuple, normally
-  ValueId kwargs = kNoValue;   // NEWOBJ_EX only
-  ValueId state = kNoValue;    // BUILD's argument, when the object was built
-  uint32_t items = 0;          // container slot for SETITEM(S)/APPEND(S) on this object
+  ValueId args = kNoValue;        // a tuple, normally
+  ValueId kwargs = kNoValue;      // NEWOBJ_EX only
+  ValueId state = kNoValue;       // BUILD's argument, when the object was built
+  uint32_t items = 0;             // container slot for SETITEM(S)/APPEND(S) on this object
   uint32_t tensor = 0xffffffffu;  // the tensor this call builds (set by the torch decoder)
   CallKind kind = CallKind::kReduce;
 };
@@ -111,13 +111,13 @@ class ValueRef {
   ValueRef get(std::string_view key) const;
   ValueRef get(int64_t key) const;
 
-  const GlobalName* global() const;        // kGlobal
-  const CallRecord* call() const;          // kCall
+  const GlobalName* global() const;  // kGlobal
+  const CallRecord* call() const;    // kCall
   // The global a call calls, when its callee is a plain global.
   const GlobalName* callee() const;
   ValueRef call_args() const;
   ValueRef call_state() const;
-  ValueRef persistent_id() const;          // kPersistentRef: the pid value
+  ValueRef persistent_id() const;  // kPersistentRef: the pid value
 
   // A short description for summaries: `int 3`, `str 'abc'`, `dict (4 items)`.
   std::string describe(size_t max_text = 40) const;
@@ -140,10 +140,10 @@ class ValueGraph {
     uint32_t a;
     uint64_t b;
   };
-  static constexpr uint8_t kFlagBigInt = 1;     // int outside int64 (b holds a clamp)
-  static constexpr uint8_t kFlagPooled = 2;     // string/bytes in the graph's own pool
-  static constexpr uint8_t kFlagDictLike = 4;   // a call whose callee behaves like a dict
-  static constexpr uint8_t kFlagOrdered = 8;    // ... an OrderedDict
+  static constexpr uint8_t kFlagBigInt = 1;    // int outside int64 (b holds a clamp)
+  static constexpr uint8_t kFlagPooled = 2;    // string/bytes in the graph's own pool
+  static constexpr uint8_t kFlagDictLike = 4;  // a call whose callee behaves like a dict
+  static constexpr uint8_t kFlagOrdered = 8;   // ... an OrderedDict
 
   // Constants shared by every pickle: None, False, True, ().
   static constexpr ValueId kNoneId = 0, kFalseId = 1, kTrueId = 2, kEmptyTupleId = 3;

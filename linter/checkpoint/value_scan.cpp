@@ -151,8 +151,10 @@ void scan_f64(const char* data, uint64_t n, bool swap, ValueStats& stats, double
     std::memcpy(&bits, data + 8 * i, 8);
     if (swap) bits = __builtin_bswap64(bits);
     if ((bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) {
-      if (bits & 0x000fffffffffffffull) ++stats.nan;
-      else ++stats.inf;
+      if (bits & 0x000fffffffffffffull)
+        ++stats.nan;
+      else
+        ++stats.inf;
       continue;
     }
     double v = std::bit_cast<double>(bits);
@@ -290,10 +292,13 @@ bool tensor_values(const CheckpointFile& file, const TensorInfo& t, ValueStats& 
   bool ok;
   if (t.contiguous()) {
     uint64_t begin = static_cast<uint64_t>(t.storage_offset) * el;
-    ok = reader.read(begin, begin + t.numel * el, [&](const char* d, uint64_t n) {
-      accumulate_values(t.dtype, d, n / el, s.big_endian, stats, sum);
-      advance(n);
-    }, error);
+    ok = reader.read(
+        begin, begin + t.numel * el,
+        [&](const char* d, uint64_t n) {
+          accumulate_values(t.dtype, d, n / el, s.big_endian, stats, sum);
+          advance(n);
+        },
+        error);
   } else if (s.compressed_bytes == 0) {
     // A strided view: visit exactly its elements.
     Bytes all = file.bytes->bytes();
@@ -350,9 +355,19 @@ namespace {
 
 bool comparable(DType d) {
   switch (d) {
-    case DType::kFloat64: case DType::kFloat32: case DType::kFloat16: case DType::kBFloat16:
-    case DType::kInt64: case DType::kInt32: case DType::kInt16: case DType::kInt8:
-    case DType::kUInt64: case DType::kUInt32: case DType::kUInt16: case DType::kUInt8: case DType::kBool:
+    case DType::kFloat64:
+    case DType::kFloat32:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kInt64:
+    case DType::kInt32:
+    case DType::kInt16:
+    case DType::kInt8:
+    case DType::kUInt64:
+    case DType::kUInt32:
+    case DType::kUInt16:
+    case DType::kUInt8:
+    case DType::kBool:
       return true;
     default:
       return false;
@@ -366,25 +381,40 @@ double element(DType dtype, const char* p, bool swap) {
     U bits;
     std::memcpy(&bits, p, sizeof(U));
     if (swap) {
-      if constexpr (sizeof(U) == 8) bits = static_cast<U>(__builtin_bswap64(static_cast<uint64_t>(bits)));
-      else if constexpr (sizeof(U) == 4) bits = static_cast<U>(__builtin_bswap32(static_cast<uint32_t>(bits)));
-      else if constexpr (sizeof(U) == 2) bits = static_cast<U>(__builtin_bswap16(static_cast<uint16_t>(bits)));
+      if constexpr (sizeof(U) == 8)
+        bits = static_cast<U>(__builtin_bswap64(static_cast<uint64_t>(bits)));
+      else if constexpr (sizeof(U) == 4)
+        bits = static_cast<U>(__builtin_bswap32(static_cast<uint32_t>(bits)));
+      else if constexpr (sizeof(U) == 2)
+        bits = static_cast<U>(__builtin_bswap16(static_cast<uint16_t>(bits)));
     }
     return bits;
   };
   switch (dtype) {
-    case DType::kFloat64: return std::bit_cast<double>(load(uint64_t{}));
-    case DType::kFloat32: return std::bit_cast<float>(load(uint32_t{}));
-    case DType::kFloat16: return f16_to_float(load(uint16_t{}));
-    case DType::kBFloat16: return bf16_to_float(load(uint16_t{}));
-    case DType::kInt64: return static_cast<double>(load(int64_t{}));
-    case DType::kInt32: return load(int32_t{});
-    case DType::kInt16: return load(int16_t{});
-    case DType::kInt8: return load(int8_t{});
-    case DType::kUInt64: return static_cast<double>(load(uint64_t{}));
-    case DType::kUInt32: return load(uint32_t{});
-    case DType::kUInt16: return load(uint16_t{});
-    default: return static_cast<uint8_t>(*p);  // uint8, bool
+    case DType::kFloat64:
+      return std::bit_cast<double>(load(uint64_t{}));
+    case DType::kFloat32:
+      return std::bit_cast<float>(load(uint32_t{}));
+    case DType::kFloat16:
+      return f16_to_float(load(uint16_t{}));
+    case DType::kBFloat16:
+      return bf16_to_float(load(uint16_t{}));
+    case DType::kInt64:
+      return static_cast<double>(load(int64_t{}));
+    case DType::kInt32:
+      return load(int32_t{});
+    case DType::kInt16:
+      return load(int16_t{});
+    case DType::kInt8:
+      return load(int8_t{});
+    case DType::kUInt64:
+      return static_cast<double>(load(uint64_t{}));
+    case DType::kUInt32:
+      return load(uint32_t{});
+    case DType::kUInt16:
+      return load(uint16_t{});
+    default:
+      return static_cast<uint8_t>(*p);  // uint8, bool
   }
 }
 
@@ -392,11 +422,13 @@ double element(DType dtype, const char* p, bool swap) {
 
 std::optional<ValueDifference> compare_values(const CheckpointFile& a, const TensorInfo& ta, const CheckpointFile& b,
                                               const TensorInfo& tb) {
-  if (ta.dtype != tb.dtype || ta.numel != tb.numel || !comparable(ta.dtype) || !ta.contiguous() || !tb.contiguous()) return std::nullopt;
+  if (ta.dtype != tb.dtype || ta.numel != tb.numel || !comparable(ta.dtype) || !ta.contiguous() || !tb.contiguous())
+    return std::nullopt;
   if (ta.storage < 0 || tb.storage < 0) return std::nullopt;
   const StorageInfo& sa = a.storages[ta.storage];
   const StorageInfo& sb = b.storages[tb.storage];
-  if (!sa.found || !sb.found || sa.compressed_bytes || sb.compressed_bytes || !ta.bounds_ok || !tb.bounds_ok) return std::nullopt;
+  if (!sa.found || !sb.found || sa.compressed_bytes || sb.compressed_bytes || !ta.bounds_ok || !tb.bounds_ok)
+    return std::nullopt;
   uint64_t el = dtype_bytes(ta.dtype);
   Bytes fa = a.bytes->bytes(), fb = b.bytes->bytes();
   uint64_t oa = sa.data_offset + static_cast<uint64_t>(ta.storage_offset) * el;

@@ -19,9 +19,9 @@ void accumulate_values(DType dtype, const char* data, uint64_t n, bool swap, Val
 
 // How two tensors of the same dtype and element count differ (ckpt diff).
 struct ValueDifference {
-  double max_abs = 0;          // largest |a - b| over elements that are numbers on both sides
-  uint64_t differing = 0;      // elements that differ (NaN on both sides counts as equal)
-  uint64_t nan_mismatch = 0;   // NaN on one side only
+  double max_abs = 0;         // largest |a - b| over elements that are numbers on both sides
+  uint64_t differing = 0;     // elements that differ (NaN on both sides counts as equal)
+  uint64_t nan_mismatch = 0;  // NaN on one side only
 };
 // Floating, integer and bool dtypes; nullopt when either tensor cannot be read. The
 // bytes are read in chunks through the maps and handed back to the kernel as they are

@@ -81,15 +81,19 @@ bool bad_path(std::string_view name) {
 
 std::string ZipEntry::unreadable() const {
   switch (problem) {
-    case Problem::kNone: return "";
+    case Problem::kNone:
+      return "";
     case Problem::kEncrypted: {
       char buf[80];
       std::snprintf(buf, sizeof buf, "encrypted or patched data (general purpose flags 0x%x)", flags);
       return buf;
     }
-    case Problem::kMethod: return "compression method " + std::to_string(method) + " (torch reads only stored and deflated members)";
-    case Problem::kNoLocalHeader: return "no local file header at offset " + std::to_string(header_offset);
-    case Problem::kPastEnd: return "data runs past the end of the file";
+    case Problem::kMethod:
+      return "compression method " + std::to_string(method) + " (torch reads only stored and deflated members)";
+    case Problem::kNoLocalHeader:
+      return "no local file header at offset " + std::to_string(header_offset);
+    case Problem::kPastEnd:
+      return "data runs past the end of the file";
   }
   return "";
 }
@@ -118,7 +122,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     sink.malformed("zip", std::move(message), true);
     return std::nullopt;
   };
-  if (size < kEndSize) return fatal("zip archive of " + std::to_string(size) + " bytes has no end of central directory record");
+  if (size < kEndSize)
+    return fatal("zip archive of " + std::to_string(size) + " bytes has no end of central directory record");
 
   // 1. End of central directory: the last signature in the final 64 KiB + 22 bytes, as
   //    both miniz and Python's zipfile pick it.
@@ -175,7 +180,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     merge(cd_offset, 0xFFFFFFFF, offset64, "directory offset");
     directory_end_position = record;
   }
-  if (disk != 0 || cd_disk != 0 || entries_here != entries_total) return fatal("multi-disk zip archives are not supported by torch");
+  if (disk != 0 || cd_disk != 0 || entries_here != entries_total)
+    return fatal("multi-disk zip archives are not supported by torch");
   if (!range_fits(cd_offset, cd_size, size)) {
     return fatal("central directory (" + std::to_string(cd_size) + " bytes at offset " + std::to_string(cd_offset) +
                  ") lies outside the file: truncated?");
@@ -186,8 +192,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
                                  "): Python's zipfile shifts every offset to compensate, torch does not");
   }
   if (entries_total > cd_size / kCentralSize) {
-    return fatal("end record counts " + std::to_string(entries_total) + " entries, more than a " + std::to_string(cd_size) +
-                 "-byte central directory can hold");
+    return fatal("end record counts " + std::to_string(entries_total) + " entries, more than a " +
+                 std::to_string(cd_size) + "-byte central directory can hold");
   }
   zip.cd_offset_ = cd_offset;
 
@@ -198,7 +204,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     size_t at = cd.pos();
     auto fixed = cd.take(kCentralSize);
     if (!fixed || le32(fixed->data()) != kCentralSig) {
-      return fatal("central directory entry " + std::to_string(i) + " at offset " + std::to_string(cd_offset + at) + " is corrupt");
+      return fatal("central directory entry " + std::to_string(i) + " at offset " + std::to_string(cd_offset + at) +
+                   " is corrupt");
     }
     const char* h = fixed->data();
     ZipEntry e;
@@ -213,14 +220,17 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     auto name = cd.take(name_len);
     auto extra = cd.take(extra_len);
     auto comment = cd.take(comment_len);
-    if (!name || !extra || !comment) return fatal("central directory entry " + std::to_string(i) + " runs past the directory");
+    if (!name || !extra || !comment)
+      return fatal("central directory entry " + std::to_string(i) + " runs past the directory");
     e.name = *name;
-    bool need_size = e.size == 0xFFFFFFFF, need_csize = e.compressed_size == 0xFFFFFFFF, need_offset = e.header_offset == 0xFFFFFFFF;
+    bool need_size = e.size == 0xFFFFFFFF, need_csize = e.compressed_size == 0xFFFFFFFF,
+         need_offset = e.header_offset == 0xFFFFFFFF;
     if ((need_size || need_csize || need_offset) && !apply_zip64_extra(*extra, e, need_size, need_csize, need_offset)) {
       return fatal("entry " + show(e.name) + " has saturated sizes but no valid ZIP64 extra field");
     }
     if (disk_start != 0 && disk_start != 1) return fatal("entry " + show(e.name) + " starts on another disk");
-    if (e.flags & kFlagMaskedLocal) return fatal("entry " + show(e.name) + " has masked local headers (central directory encryption)");
+    if (e.flags & kFlagMaskedLocal)
+      return fatal("entry " + show(e.name) + " has masked local headers (central directory encryption)");
     if (e.method == 0 && e.size != e.compressed_size) {
       return fatal("stored entry " + show(e.name) + " has different compressed and uncompressed sizes (" +
                    std::to_string(e.compressed_size) + " vs " + std::to_string(e.size) + ")");
@@ -236,16 +246,19 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     } else if (e.method != 0 && e.method != 8) {
       e.problem = ZipEntry::Problem::kMethod;
     }
-    if (!(e.flags & kFlagUtf8) && std::any_of(e.name.begin(), e.name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    if (!(e.flags & kFlagUtf8) &&
+        std::any_of(e.name.begin(), e.name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
       sink.ambiguous("cp437", "entry name " + show(e.name) +
-                                  " has non-ASCII bytes without the UTF-8 flag: Python's zipfile decodes it as cp437, torch compares raw bytes");
+                                  " has non-ASCII bytes without the UTF-8 flag: Python's zipfile decodes it as cp437, "
+                                  "torch compares raw bytes");
     }
     zip.entries_.push_back(e);
   }
   // Python's zipfile reads entries until the directory's bytes run out, ignoring the count.
   if (cd.remaining() >= 4 && le32(file.data() + cd_offset + cd.pos()) == kCentralSig) {
-    sink.ambiguous("hidden-entries", "the central directory holds more entries than the end record counts: "
-                                     "Python's zipfile reads them, torch does not");
+    sink.ambiguous("hidden-entries",
+                   "the central directory holds more entries than the end record counts: "
+                   "Python's zipfile reads them, torch does not");
   }
 
   // A large directory (200 000 records) is mostly fixed fields and extras: keep only
@@ -285,20 +298,22 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     }
     Bytes local_name = file.substr(e.header_offset + kLocalSize, lname);
     if (local_name != e.name) {
-      sink.ambiguous("lfh-name", "entry " + show(e.name) + " is named " + show(local_name) +
-                                     " in its local header: torch reads it by the directory name, strict readers refuse it");
+      sink.ambiguous("lfh-name",
+                     "entry " + show(e.name) + " is named " + show(local_name) +
+                         " in its local header: torch reads it by the directory name, strict readers refuse it");
     }
     if (lmethod != e.method) {
       sink.ambiguous("lfh-method", "entry " + show(e.name) + " has compression method " + std::to_string(lmethod) +
                                        " in its local header and " + std::to_string(e.method) + " in the directory");
     }
-    if ((lflags & (kFlagEncrypted | kFlagStrongEncryption | kFlagPatched)) != (e.flags & (kFlagEncrypted | kFlagStrongEncryption | kFlagPatched))) {
-      sink.ambiguous("lfh-flags", "entry " + show(e.name) +
-                                      " has encryption/patch flags in its local header that the directory does not have: "
-                                      "torch ignores them, Python's zipfile refuses the member");
+    if ((lflags & (kFlagEncrypted | kFlagStrongEncryption | kFlagPatched)) !=
+        (e.flags & (kFlagEncrypted | kFlagStrongEncryption | kFlagPatched))) {
+      sink.ambiguous("lfh-flags",
+                     "entry " + show(e.name) +
+                         " has encryption/patch flags in its local header that the directory does not have: "
+                         "torch ignores them, Python's zipfile refuses the member");
     }
-    if (!(lflags & kFlagDescriptor) && lcsize != 0xFFFFFFFF &&
-        (lcsize != e.compressed_size || lsize != e.size)) {
+    if (!(lflags & kFlagDescriptor) && lcsize != 0xFFFFFFFF && (lcsize != e.compressed_size || lsize != e.size)) {
       sink.ambiguous("lfh-size", "entry " + show(e.name) + " has sizes in its local header (" + std::to_string(lcsize) +
                                      ") that differ from the directory (" + std::to_string(e.compressed_size) +
                                      "): streaming readers read different data");
@@ -313,8 +328,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
         bool sizes64 = zip.zip64_ && range_fits(d, 20, size) && le64(file.data() + d + 4) == e.compressed_size;
         if (sizes64) dcsize = le64(file.data() + d + 4);
         if (dcrc != e.crc || (dcsize != e.compressed_size && (e.compressed_size & 0xFFFFFFFF) != dcsize)) {
-          sink.ambiguous("descriptor", "entry " + show(e.name) +
-                                           " has a data descriptor that disagrees with the central directory");
+          sink.ambiguous("descriptor",
+                         "entry " + show(e.name) + " has a data descriptor that disagrees with the central directory");
         }
       }
     }
@@ -334,12 +349,14 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
     uint32_t earlier = zip.folded_insert(i);
     bool inserted = earlier == kNone;
     if (!inserted && zip.entries_[earlier].name == e.name) {
-      sink.ambiguous("duplicate", "two entries are named " + show(e.name) + ": torch 1.x reads the first, other readers the last");
+      sink.ambiguous("duplicate",
+                     "two entries are named " + show(e.name) + ": torch 1.x reads the first, other readers the last");
     } else if (!inserted) {
       sink.ambiguous("case", "entries " + show(zip.entries_[earlier].name) + " and " + show(e.name) +
                                  " differ only in case: torch looks names up case-insensitively");
     }
-    if (bad_path(e.name)) sink.ambiguous("path", "entry name " + show(e.name) + " is absolute or escapes the archive directory");
+    if (bad_path(e.name))
+      sink.ambiguous("path", "entry name " + show(e.name) + " is absolute or escapes the archive directory");
   }
 
   // 6. Overlapping members share bytes (overlap zip bombs, parser confusion).
@@ -348,7 +365,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
   for (const auto& e : zip.entries_) {
     if (e.readable() || e.data_offset) by_offset.push_back(&e);
   }
-  std::sort(by_offset.begin(), by_offset.end(), [](const ZipEntry* a, const ZipEntry* b) { return a->header_offset < b->header_offset; });
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const ZipEntry* a, const ZipEntry* b) { return a->header_offset < b->header_offset; });
   for (size_t i = 0; i + 1 < by_offset.size(); ++i) {
     const ZipEntry* a = by_offset[i];
     const ZipEntry* b = by_offset[i + 1];
@@ -365,7 +383,8 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
   for (const auto& e : zip.entries_) {
     if (e.method == 8 && e.size > e.compressed_size * kMaxDeflateRatio + 1024) {
       sink.malformed("ratio", "entry " + show(e.name) + " claims " + std::to_string(e.size) + " bytes from " +
-                                  std::to_string(e.compressed_size) + " compressed bytes, more than deflate can produce");
+                                  std::to_string(e.compressed_size) +
+                                  " compressed bytes, more than deflate can produce");
     }
   }
   return zip;
@@ -374,7 +393,7 @@ std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issue
 uint32_t ZipArchive::folded_find(std::string_view name) const {
   if (folded_.empty()) return kNone;
   size_t mask = folded_.size() - 1;
-  for (size_t slot = FoldedHash{}(name) & mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = FoldedHash{}(name)&mask;; slot = (slot + 1) & mask) {
     uint32_t i = folded_[slot];
     if (i == kNone || FoldedEqual{}(entries_[i].name, name)) return i;
   }
@@ -383,7 +402,7 @@ uint32_t ZipArchive::folded_find(std::string_view name) const {
 uint32_t ZipArchive::folded_insert(uint32_t index) {
   size_t mask = folded_.size() - 1;
   std::string_view name = entries_[index].name;
-  for (size_t slot = FoldedHash{}(name) & mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = FoldedHash{}(name)&mask;; slot = (slot + 1) & mask) {
     uint32_t i = folded_[slot];
     if (i == kNone) {
       folded_[slot] = index;
@@ -409,7 +428,8 @@ const ZipEntry* ZipArchive::find_exact(std::string_view name) const {
   return nullptr;
 }
 
-std::optional<Bytes> ZipArchive::read(const ZipEntry& entry, std::string& buffer, uint64_t max_size, std::string& error) const {
+std::optional<Bytes> ZipArchive::read(const ZipEntry& entry, std::string& buffer, uint64_t max_size,
+                                      std::string& error) const {
   if (!entry.readable()) {
     error = entry.unreadable();
     return std::nullopt;
@@ -425,14 +445,16 @@ std::optional<Bytes> ZipArchive::read(const ZipEntry& entry, std::string& buffer
     error = "declared size is impossible for deflate";
     return std::nullopt;
   }
-  if (entry.size > kPlausibleInflateFloor && entry.size / std::max<uint64_t>(entry.compressed_size, 1) > kPlausibleInflateRatio) {
+  if (entry.size > kPlausibleInflateFloor &&
+      entry.size / std::max<uint64_t>(entry.compressed_size, 1) > kPlausibleInflateRatio) {
     error = "declares " + std::to_string(entry.size) + " bytes from " + std::to_string(entry.compressed_size) +
             " compressed (" + std::to_string(entry.size / std::max<uint64_t>(entry.compressed_size, 1)) +
             ":1): a decompression bomb, not inflated";
     return std::nullopt;
   }
   switch (inflate_all(raw_bytes, entry.size, buffer)) {
-    case InflateStatus::kOk: break;
+    case InflateStatus::kOk:
+      break;
     case InflateStatus::kTooLarge:
       error = "inflates to more than its declared " + std::to_string(entry.size) + " bytes";
       return std::nullopt;

@@ -21,14 +21,14 @@
 namespace torchlint::ckpt {
 
 struct ZipEntry {
-  std::string_view name;          // central directory name (a view into the file)
+  std::string_view name;  // central directory name (a view into the file)
   uint16_t flags = 0;
   uint16_t method = 0;
   uint32_t crc = 0;
   uint64_t compressed_size = 0;
   uint64_t size = 0;
-  uint64_t header_offset = 0;     // local file header
-  uint64_t data_offset = 0;       // from the local header's lengths
+  uint64_t header_offset = 0;  // local file header
+  uint64_t data_offset = 0;    // from the local header's lengths
   // Why torch could not read this member: encrypted, bad local header...
   enum class Problem : uint8_t { kNone, kEncrypted, kMethod, kNoLocalHeader, kPastEnd };
   Problem problem = Problem::kNone;

@@ -42,7 +42,8 @@ void read_trainer_state(const fs::path& file, ckpt::Checkpoint& cp) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return;
   cp.has_trainer_state = true;
-  if (j.contains("global_step") && j["global_step"].is_number_integer()) cp.trainer_global_step = j["global_step"].get<int64_t>();
+  if (j.contains("global_step") && j["global_step"].is_number_integer())
+    cp.trainer_global_step = j["global_step"].get<int64_t>();
   if (j.contains("epoch") && j["epoch"].is_number()) cp.trainer_epoch = j["epoch"].get<double>();
 }
 
@@ -85,7 +86,8 @@ class Walker {
       fs::path rel = entry.path().lexically_relative(root);
       std::string relative = rel.generic_string();
       if (entry.is_directory(e2)) {
-        if (entry.is_symlink(e2) || ckpt::skipped_checkpoint_directory(entry.path()) || (apply_exclude && excluded(relative))) {
+        if (entry.is_symlink(e2) || ckpt::skipped_checkpoint_directory(entry.path()) ||
+            (apply_exclude && excluded(relative))) {
           it.disable_recursion_pending();
         }
         continue;
@@ -97,7 +99,8 @@ class Walker {
   }
 
   void inspect() {
-    std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) { return a.display < b.display; });
+    std::sort(candidates_.begin(), candidates_.end(),
+              [](const Candidate& a, const Candidate& b) { return a.display < b.display; });
     candidates_.erase(std::unique(candidates_.begin(), candidates_.end(),
                                   [](const Candidate& a, const Candidate& b) { return a.display == b.display; }),
                       candidates_.end());
@@ -107,8 +110,8 @@ class Walker {
     size_t done = 0;
     for (const auto& c : candidates_) {
       if (options_.progress) {
-        options_.progress("inspecting checkpoints " + std::to_string(++done) + "/" + std::to_string(candidates_.size()) + ": " +
-                          c.display);
+        options_.progress("inspecting checkpoints " + std::to_string(++done) + "/" +
+                          std::to_string(candidates_.size()) + ": " + c.display);
       }
       std::string error;
       auto file = ckpt::inspect_file(c.path.string(), c.display, inspect_options, error);
@@ -141,9 +144,8 @@ class Walker {
       for (const auto& e : fs::directory_iterator(dir, ec)) {
         std::error_code e2;
         std::string name = e.path().filename().string();
-        bool member = std::any_of(files.begin(), files.end(), [&](const ckpt::CheckpointFile* f) {
-          return fs::path(f->path).filename() == name;
-        });
+        bool member = std::any_of(files.begin(), files.end(),
+                                  [&](const ckpt::CheckpointFile* f) { return fs::path(f->path).filename() == name; });
         if (e.is_regular_file(e2) && !member) cp.other_files.push_back(name);
       }
       std::sort(cp.other_files.begin(), cp.other_files.end());
@@ -169,7 +171,8 @@ class Walker {
 };
 
 std::string training_text(const ckpt::Checkpoint& cp, const ckpt::TrainingState& t, std::string& detail) {
-  bool torchscript = std::any_of(cp.files.begin(), cp.files.end(), [](const ckpt::CheckpointFile* f) { return f->is_torchscript(); });
+  bool torchscript =
+      std::any_of(cp.files.begin(), cp.files.end(), [](const ckpt::CheckpointFile* f) { return f->is_torchscript(); });
   if (torchscript && t.weights.empty()) {
     uint64_t bytes = 0, tensors = 0;
     for (const auto* f : cp.files) {
@@ -187,8 +190,11 @@ std::string training_text(const ckpt::Checkpoint& cp, const ckpt::TrainingState&
   auto yes_no = [](bool b) { return b ? std::string("yes") : std::string("no"); };
   detail = "weights " + yes_no(!t.weights.empty());
   detail += ", optimizer " + (t.optimizers.empty() ? std::string("no") : "yes (" + t.optimizers.front().kind + ")");
-  detail += ", scheduler " + (t.schedulers.empty() ? std::string(t.schedule_hint ? "no (a schedule was in use)" : "no") : std::string("yes"));
-  detail += ", epoch/step " + (t.counters.empty() ? std::string("no") : "yes (" + t.counters.front().key + " = " + t.counters.front().value + ")");
+  detail += ", scheduler " + (t.schedulers.empty() ? std::string(t.schedule_hint ? "no (a schedule was in use)" : "no")
+                                                   : std::string("yes"));
+  detail += ", epoch/step " + (t.counters.empty()
+                                   ? std::string("no")
+                                   : "yes (" + t.counters.front().key + " = " + t.counters.front().value + ")");
   if (!t.scalers.empty()) detail += ", AMP scaler yes";
   if (!t.producer.empty()) detail += "; layout of " + t.producer;
   if (t.training) {
@@ -202,18 +208,24 @@ std::string training_text(const ckpt::Checkpoint& cp, const ckpt::TrainingState&
     for (size_t i = 0; i < missing.size(); ++i) m += (i ? ", " : "") + missing[i];
     return "training checkpoint, cannot resume: no " + m;
   }
-  if (!t.weights.empty() && !t.weights.front().pickled_class.empty()) return "whole pickled model (" + t.weights.front().pickled_class + ")";
+  if (!t.weights.empty() && !t.weights.front().pickled_class.empty())
+    return "whole pickled model (" + t.weights.front().pickled_class + ")";
   if (!t.weights.empty()) return "weights only";
   return "training state without weights";
 }
 
 std::string safety_word(ckpt::SafetyLevel level) {
   switch (level) {
-    case ckpt::SafetyLevel::kSafe: return "safe";
-    case ckpt::SafetyLevel::kNoCode: return "no code";
-    case ckpt::SafetyLevel::kNeedsTrust: return "needs trust";
-    case ckpt::SafetyLevel::kDangerous: return "dangerous";
-    case ckpt::SafetyLevel::kIncomplete: return "unknown";
+    case ckpt::SafetyLevel::kSafe:
+      return "safe";
+    case ckpt::SafetyLevel::kNoCode:
+      return "no code";
+    case ckpt::SafetyLevel::kNeedsTrust:
+      return "needs trust";
+    case ckpt::SafetyLevel::kDangerous:
+      return "dangerous";
+    case ckpt::SafetyLevel::kIncomplete:
+      return "unknown";
   }
   return "unknown";
 }
@@ -236,7 +248,8 @@ CheckpointScan scan_checkpoints(const CheckpointScanOptions& options) {
   return scan;
 }
 
-std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled, const RuleRegistry& registry) {
+std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled,
+                                               const RuleRegistry& registry) {
   std::vector<Diagnostic> out;
   for (const auto& cp : scan.checkpoints) {
     auto found = ckpt::run_checkpoint_rules(cp, checkpoint_rules(), [&](const std::string& code) {

@@ -20,8 +20,8 @@ namespace torchlint::cli {
 struct CheckpointScanOptions {
   // Extra files or directories (`--checkpoints`): where to open them, how to show them.
   std::vector<std::pair<std::string, std::string>> extra;
-  std::vector<std::string> exclude;  // the configuration's patterns, relative to the repository
-  uint64_t max_bytes = 0;            // larger files are listed as not inspected; 0: no limit
+  std::vector<std::string> exclude;                  // the configuration's patterns, relative to the repository
+  uint64_t max_bytes = 0;                            // larger files are listed as not inspected; 0: no limit
   std::function<void(const std::string&)> progress;  // a status line for a terminal
 };
 
@@ -40,7 +40,8 @@ struct CheckpointScan {
 CheckpointScan scan_checkpoints(const CheckpointScanOptions& options);
 
 // The TL8xx findings of every checkpoint found, for the rules `enabled` selects.
-std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled, const RuleRegistry& registry);
+std::vector<Diagnostic> checkpoint_diagnostics(const CheckpointScan& scan, const RuleSet& enabled,
+                                               const RuleRegistry& registry);
 
 // One row per checkpoint: format, size, training state, safety, the codes found on it.
 std::vector<report::CheckpointRow> checkpoint_rows(const std::vector<ckpt::Checkpoint>& checkpoints,

@@ -95,7 +95,8 @@ bool audit_here(const AuditRequest& request, const Checklist& checklist,
     CheckpointScanOptions options;
     options.extra = extra_checkpoints;
     options.max_bytes = request.max_checkpoint_bytes;
-    if (run->config && fs::equivalent(run->config->root, fs::current_path(ec), ec)) options.exclude = run->config->exclude;
+    if (run->config && fs::equivalent(run->config->root, fs::current_path(ec), ec))
+      options.exclude = run->config->exclude;
     options.progress = [&](const std::string& text) { progress(text); };
     scan = scan_checkpoints(options);
     std::vector<Diagnostic> found = checkpoint_diagnostics(scan, run->enabled, registry());
@@ -146,14 +147,15 @@ bool audit_here(const AuditRequest& request, const Checklist& checklist,
     }
     std::vector<Diagnostic> found = probe_diagnostics(probe, run->enabled, registry());
     for (auto& d : found) diagnostics.push_back(std::move(d));
-    if (std::any_of(probe.models.begin(), probe.models.end(), [](const report::ProbeModel& m) { return m.status == "probed"; })) {
+    if (std::any_of(probe.models.begin(), probe.models.end(),
+                    [](const report::ProbeModel& m) { return m.status == "probed"; })) {
       analysers.insert(Language::kProbe);
       probe_not_run = probe_rules_not_run(probe, registry());
     }
   }
   std::stable_sort(diagnostics.begin(), diagnostics.end(), diagnostic_less);
-  progress("scoring " + std::to_string(run->outcome.files_linted) + " files and " + std::to_string(scan.checkpoints.size()) +
-           " checkpoints...");
+  progress("scoring " + std::to_string(run->outcome.files_linted) + " files and " +
+           std::to_string(scan.checkpoints.size()) + " checkpoints...");
 
   result.card = build_scorecard({checklist, registry(), run->enabled, diagnostics, run->outcome.facts, analysers,
                                  &probe_not_run, request.fail_on});
@@ -165,8 +167,9 @@ bool audit_here(const AuditRequest& request, const Checklist& checklist,
       std::string list;
       for (size_t i = 0; i < checkpoint_table.size() && i < 5; ++i) list += (i ? ", " : "") + checkpoint_table[i].path;
       if (checkpoint_table.size() > 5) list += ", ...";
-      r.reason += checkpoint_table.empty() ? "; the audit found no checkpoint files"
-                                           : "; the audit found " + std::to_string(checkpoint_table.size()) + " checkpoints: " + list;
+      r.reason += checkpoint_table.empty()
+                      ? "; the audit found no checkpoint files"
+                      : "; the audit found " + std::to_string(checkpoint_table.size()) + " checkpoints: " + list;
     }
     if (evidence.find("probe") != std::string::npos && analysers.contains(Language::kProbe)) {
       r.reason += "; see the runtime probe's figures below";
@@ -184,7 +187,8 @@ const Checklist* load_checklist(const AuditRequest& request, Checklist& custom) 
   std::string error;
   auto parsed = in ? parse_checklist(ss.str(), error) : std::nullopt;
   if (!parsed) {
-    std::cerr << "torchlint: error: --checklist " << *request.checklist_file << ": " << (in ? error : "cannot read the file") << '\n';
+    std::cerr << "torchlint: error: --checklist " << *request.checklist_file << ": "
+              << (in ? error : "cannot read the file") << '\n';
     return nullptr;
   }
   custom = std::move(*parsed);
@@ -205,7 +209,8 @@ bool absolute_paths(AuditRequest& request, std::vector<std::pair<std::string, st
       std::cerr << "torchlint: error: --checkpoints " << p << ": no such file or directory\n";
       return false;
     }
-    extra_checkpoints.emplace_back(fs::absolute(p, ec).lexically_normal().string(), fs::path(p).lexically_normal().generic_string());
+    extra_checkpoints.emplace_back(fs::absolute(p, ec).lexically_normal().string(),
+                                   fs::path(p).lexically_normal().generic_string());
   }
   return true;
 }
@@ -263,8 +268,14 @@ int run_audit(const AuditRequest& request_in) {
   // The report names the project, not the path it was given as (`.`).
   std::string project = fs::current_path(ec).filename().string();
   if (project.empty()) project = repo;
-  report::AuditContext audit{project, utc_now(), card, findings, std::move(result.checkpoint_table), result.scan.notes,
-                             std::move(result.probe), run->outcome.files_linted};
+  report::AuditContext audit{project,
+                             utc_now(),
+                             card,
+                             findings,
+                             std::move(result.checkpoint_table),
+                             result.scan.notes,
+                             std::move(result.probe),
+                             run->outcome.files_linted};
   progress.clear();
 
   std::ofstream file;
@@ -328,7 +339,8 @@ void describe_audit(const AuditResult& result, nlohmann::ordered_json& record) {
   record["findings"] = findings_by_code(result.run->outcome.diagnostics);
   nlohmann::ordered_json checkpoints = nlohmann::ordered_json::array();
   for (const auto& row : result.checkpoint_table) {
-    checkpoints.push_back({{"path", row.path}, {"format", row.format}, {"safety", row.safety}, {"findings", row.codes}});
+    checkpoints.push_back(
+        {{"path", row.path}, {"format", row.format}, {"safety", row.safety}, {"findings", row.codes}});
   }
   record["checkpoints"] = std::move(checkpoints);
 }
@@ -374,8 +386,10 @@ int run_audit_units(const AuditRequest& request_in, const std::vector<std::strin
         failed_items = request.fail_under ? result.card.score < *request.fail_under : result.card.failed > 0;
         const auto& errors = result.run->outcome.errors;
         if (!errors.empty()) {
-          std::string message = std::to_string(errors.size()) + (errors.size() == 1 ? " file" : " files") + " could not be read: ";
-          for (size_t i = 0; i < errors.size() && i < 5; ++i) message += (i ? "; " : "") + errors[i].path + ": " + errors[i].message;
+          std::string message =
+              std::to_string(errors.size()) + (errors.size() == 1 ? " file" : " files") + " could not be read: ";
+          for (size_t i = 0; i < errors.size() && i < 5; ++i)
+            message += (i ? "; " : "") + errors[i].path + ": " + errors[i].message;
           if (errors.size() > 5) message += "; ...";
           fail_unit(record, message);
         }

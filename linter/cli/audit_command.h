@@ -12,7 +12,7 @@
 namespace torchlint::cli {
 
 struct AuditRequest {
-  CheckRequest check;          // paths = {repo}
+  CheckRequest check;               // paths = {repo}
   std::string format = "markdown";  // markdown, html, json, sarif
   std::optional<std::string> output;
   std::optional<std::string> checklist_file;
@@ -23,9 +23,9 @@ struct AuditRequest {
   uint64_t max_checkpoint_bytes = 32ull << 30;  // --max-checkpoint-size
   // The runtime probe (--probe) on the TorchScript models found.
   bool probe = false;
-  std::vector<std::string> probe_inputs;        // --probe-input, overrides the configuration
-  std::optional<std::string> probe_binary;      // --probe-binary
-  int probe_timeout_seconds = 600;              // per model
+  std::vector<std::string> probe_inputs;    // --probe-input, overrides the configuration
+  std::optional<std::string> probe_binary;  // --probe-binary
+  int probe_timeout_seconds = 600;          // per model
   // The gate. Findings below `fail_on` never fail an item; with `fail_under` the run fails
   // when the score is below it (else when any item failed); `exit_zero` reports only.
   Severity fail_on = Severity::kWarning;

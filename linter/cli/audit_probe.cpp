@@ -14,7 +14,6 @@
 
 #include "core/glob.h"
 
-
 namespace torchlint::cli {
 
 namespace fs = std::filesystem;
@@ -49,7 +48,8 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 std::string find_probe_binary(const std::optional<std::string>& flag) {
   if (flag) return executable(*flag) ? fs::absolute(*flag).string() : std::string();
-  if (const char* env = std::getenv("TORCHLINT_PROBE"); env && *env) return executable(env) ? fs::absolute(env).string() : std::string();
+  if (const char* env = std::getenv("TORCHLINT_PROBE"); env && *env)
+    return executable(env) ? fs::absolute(env).string() : std::string();
   auto found = find_executable("torchlint-probe");
   return found ? found->string() : std::string();
 }
@@ -68,9 +68,9 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
 
   std::vector<const ProbeTarget*> selected;
   for (const auto& m : models) {
-    bool wanted = options.config.models.empty() ||
-                  std::any_of(options.config.models.begin(), options.config.models.end(),
-                              [&](const std::string& g) { return path_matches(g, m.display); });
+    bool wanted =
+        options.config.models.empty() || std::any_of(options.config.models.begin(), options.config.models.end(),
+                                                     [&](const std::string& g) { return path_matches(g, m.display); });
     if (wanted) selected.push_back(&m);
   }
   if (selected.empty()) {
@@ -83,14 +83,16 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
     for (const ProbeTarget* m : selected) section.models.push_back({m->display, "skipped", -1, why, nullptr});
   };
   if (section.binary.empty()) {
-    skip_all(options.binary ? "torchlint-probe was not found at " + *options.binary + ": the models were not probed."
-                            : "torchlint-probe was not found (it is built when CMake finds LibTorch; looked beside torchlint, "
-                              "in $TORCHLINT_PROBE and on PATH; or pass --probe-binary): the models were not probed.");
+    skip_all(options.binary
+                 ? "torchlint-probe was not found at " + *options.binary + ": the models were not probed."
+                 : "torchlint-probe was not found (it is built when CMake finds LibTorch; looked beside torchlint, "
+                   "in $TORCHLINT_PROBE and on PATH; or pass --probe-binary): the models were not probed.");
     return section;
   }
   if (section.inputs.empty()) {
-    skip_all("No input spec: set `inputs = [\"x:1x3x224x224:float32\"]` in [tool.torchlint.probe] or pass --probe-input; "
-             "the models were not probed.");
+    skip_all(
+        "No input spec: set `inputs = [\"x:1x3x224x224:float32\"]` in [tool.torchlint.probe] or pass --probe-input; "
+        "the models were not probed.");
     return section;
   }
 
@@ -106,7 +108,8 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
     return section;
   }
   fs::path work(dir);
-  int timeout = options.config.timeout_seconds > 0 ? static_cast<int>(options.config.timeout_seconds) : options.timeout_seconds;
+  int timeout =
+      options.config.timeout_seconds > 0 ? static_cast<int>(options.config.timeout_seconds) : options.timeout_seconds;
 
   size_t index = 0;
   for (const ProbeTarget* m : selected) {
@@ -118,12 +121,13 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
       continue;
     }
     if (options.progress) {
-      options.progress("probing model " + std::to_string(index) + "/" + std::to_string(selected.size()) + ": " + m->display);
+      options.progress("probing model " + std::to_string(index) + "/" + std::to_string(selected.size()) + ": " +
+                       m->display);
     }
     fs::path json_file = work / ("report-" + std::to_string(index) + ".json");
     fs::path err_file = work / ("stderr-" + std::to_string(index) + ".txt");
-    std::vector<std::string> argv = {section.binary, fs::absolute(m->path).string(), "--output-format", "json",
-                                     "-o", json_file.string()};
+    std::vector<std::string> argv = {section.binary,    fs::absolute(m->path).string(), "--output-format", "json", "-o",
+                                     json_file.string()};
     for (const auto& spec : section.inputs) {
       argv.push_back("--input");
       argv.push_back(spec);
@@ -166,7 +170,8 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
     } else if (result.report.is_null()) {
       result.status = "failed";
       std::string err = last_line(read_file(err_file, 4096));
-      result.note = "exit " + std::to_string(exit.exit_code) + ", no report" + (err.empty() ? std::string() : ": " + err);
+      result.note =
+          "exit " + std::to_string(exit.exit_code) + ", no report" + (err.empty() ? std::string() : ": " + err);
     } else if (result.report.contains("fatal") && result.report["fatal"].is_string()) {
       result.status = "failed";
       result.note = "could not be probed: " + result.report["fatal"].get<std::string>();
@@ -180,7 +185,8 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
   return section;
 }
 
-std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled, const RuleRegistry& registry) {
+std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled,
+                                          const RuleRegistry& registry) {
   std::vector<Diagnostic> out;
   for (const auto& m : probe.models) {
     if (m.status != "probed" || !m.report.contains("findings") || !m.report["findings"].is_array()) continue;

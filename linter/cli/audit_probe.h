@@ -25,11 +25,11 @@ struct ProbeTarget {
 };
 
 struct ProbeRunOptions {
-  std::optional<std::string> binary;        // --probe-binary
-  std::vector<std::string> inputs;          // --probe-input (win over the configuration)
-  ProbeConfig config;                       // [tool.torchlint.probe]
-  std::string config_name;                  // "pyproject.toml", for the report
-  int timeout_seconds = 600;                // per model, unless the configuration says
+  std::optional<std::string> binary;  // --probe-binary
+  std::vector<std::string> inputs;    // --probe-input (win over the configuration)
+  ProbeConfig config;                 // [tool.torchlint.probe]
+  std::string config_name;            // "pyproject.toml", for the report
+  int timeout_seconds = 600;          // per model, unless the configuration says
   std::function<void(const std::string&)> progress;
 };
 
@@ -40,7 +40,8 @@ report::ProbeSection run_probe(const std::vector<ProbeTarget>& models, const Pro
 
 // The probe's findings as diagnostics on the model file (line 1), for the rules `enabled`
 // selects. The latency check's report (every run prints one) is a figure, not a finding.
-std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled, const RuleRegistry& registry);
+std::vector<Diagnostic> probe_diagnostics(const report::ProbeSection& probe, const RuleSet& enabled,
+                                          const RuleRegistry& registry);
 
 // Probe rules whose check did not run on any model (skipped, or errors), so the items they
 // verify are not counted as checked by them.

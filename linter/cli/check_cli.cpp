@@ -125,7 +125,8 @@ const report::Format* find_output_format(const std::string& name) {
 }
 
 SelectionLayer command_line_selection(const CLI::App& command, const std::vector<std::string>& select,
-                                      const std::vector<std::string>& extend_select, const std::vector<std::string>& ignore) {
+                                      const std::vector<std::string>& extend_select,
+                                      const std::vector<std::string>& ignore) {
   SelectionLayer layer;
   if (command.count("--select")) layer.select = split_selector_list(select);
   layer.extend_select = split_selector_list(extend_select);
@@ -153,18 +154,23 @@ CheckCommand::CheckCommand(CLI::App& app) {
   for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
   command_->add_option("--output-format", output_format_, formats_help)->envname("TORCHLINT_OUTPUT_FORMAT");
   command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
-  command_->add_option("--exclude", exclude_, "Paths to leave out, replacing the configuration's `exclude` (globs, comma lists)")
+  command_
+      ->add_option("--exclude", exclude_,
+                   "Paths to leave out, replacing the configuration's `exclude` (globs, comma lists)")
       ->delimiter(',');
   command_->add_option("--extend-exclude", extend_exclude_, "Paths to leave out in addition to the configuration's")
       ->delimiter(',');
-  command_->add_option("--stdin-filename", stdin_filename_,
-                       "Name of the file read from standard input (`-`), for configuration, context and output (default: stdin.py)");
+  command_->add_option(
+      "--stdin-filename", stdin_filename_,
+      "Name of the file read from standard input (`-`), for configuration, context and output (default: stdin.py)");
   command_->add_flag("-q,--quiet", quiet_, "Print the findings and errors only: no summary line or progress notes");
   command_->add_flag("--show-fixes", show_fixes_, "With --fix, list the fixes applied per file and rule");
-  command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
+  command_->add_option("--config", config_file_,
+                       "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
   command_->add_option("--target-torch", target_torch_, "Lowest torch version the code must support, e.g. 2.4");
-  command_->add_option("--target-torchvision", target_torchvision_,
-                       "Lowest torchvision version the code must support, e.g. 0.19 (default: the release paired with target-torch)");
+  command_->add_option(
+      "--target-torchvision", target_torchvision_,
+      "Lowest torchvision version the code must support, e.g. 0.19 (default: the release paired with target-torch)");
   command_->add_option("-j,--jobs", jobs_, "Threads (default: all cores)");
   command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
@@ -174,19 +180,24 @@ CheckCommand::CheckCommand(CLI::App& app) {
   command_->add_flag("--baseline-strict", baseline_strict_, "Fail when baseline entries no longer match (stale debt)");
   command_->add_option("--diff-base", diff_base_, "Report only findings on lines changed since this git revision");
   command_->add_flag("--no-cache", no_cache_, "Do not read or write the result cache")->envname("TORCHLINT_NO_CACHE");
-  command_->add_option("--cache-dir", cache_dir_, "Result cache directory (default: .torchlint_cache in the project root)");
+  command_->add_option("--cache-dir", cache_dir_,
+                       "Result cache directory (default: .torchlint_cache in the project root)");
   command_->add_flag("--fix", fix_, "Apply the safe fixes ([*]) to the files, then report what is left");
   command_->add_flag("--unsafe-fixes", unsafe_fixes_, "Also apply (or show) fixes that may change behaviour");
-  command_->add_flag("--diff", diff_, "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
-  command_->add_option("-p,--build-path", build_path_,
-                       "C++: directory of compile_commands.json for torchlint-cpp (default: [tool.torchlint.cpp] build-path, "
-                       "else found beside the files)");
-  command_->add_option("--extra-arg", extra_args_,
-                       "C++: argument appended to every compile command, after the configuration's extra-args "
-                       "(one per occurrence: --extra-arg=-Ithird_party/include)")
+  command_->add_flag("--diff", diff_,
+                     "Print the safe fixes as a unified diff instead of applying them (exit 1 if any)");
+  command_->add_option(
+      "-p,--build-path", build_path_,
+      "C++: directory of compile_commands.json for torchlint-cpp (default: [tool.torchlint.cpp] build-path, "
+      "else found beside the files)");
+  command_
+      ->add_option("--extra-arg", extra_args_,
+                   "C++: argument appended to every compile command, after the configuration's extra-args "
+                   "(one per occurrence: --extra-arg=-Ithird_party/include)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command_->add_flag("--include-checkpoints", include_checkpoints_, "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
+  command_->add_flag("--include-checkpoints", include_checkpoints_,
+                     "Also inspect the checkpoint files (.pt, .ckpt, .safetensors, ...) in the paths");
 }
 
 int CheckCommand::run() const {
@@ -204,7 +215,8 @@ int CheckCommand::run() const {
       return kExitError;
     }
     stdin_path = stdin_filename_.empty() ? "stdin.py" : stdin_filename_;
-    if (std::filesystem::path(stdin_path).extension() != ".py" && std::filesystem::path(stdin_path).extension() != ".pyi") {
+    if (std::filesystem::path(stdin_path).extension() != ".py" &&
+        std::filesystem::path(stdin_path).extension() != ".pyi") {
       std::cerr << "torchlint: error: --stdin-filename: standard input is linted as Python; `" << stdin_path
                 << "` is not a .py or .pyi file\n";
       return kExitError;
@@ -231,8 +243,8 @@ int CheckCommand::run() const {
   if (!target_torchvision_.empty()) {
     request.target_torchvision = TorchVersion::parse(target_torchvision_);
     if (!request.target_torchvision) {
-      std::cerr << "torchlint: error: --target-torchvision: expected a version such as 0.19, got `" << target_torchvision_
-                << "`\n";
+      std::cerr << "torchlint: error: --target-torchvision: expected a version such as 0.19, got `"
+                << target_torchvision_ << "`\n";
       return kExitError;
     }
   }
@@ -281,8 +293,8 @@ int CheckCommand::run() const {
       return fixed->total > 0 && !exit_zero_ ? kExitFindings : (run->outcome.errors.empty() ? kExitClean : kExitError);
     }
     if (fixed_stdin) {
-      std::string_view text = fixed->stdin_text ? std::string_view(*fixed->stdin_text)
-                                                : std::string_view(stdin_overlay.begin()->second);
+      std::string_view text =
+          fixed->stdin_text ? std::string_view(*fixed->stdin_text) : std::string_view(stdin_overlay.begin()->second);
       std::cout << text;
       std::cout.flush();
     }
@@ -301,7 +313,8 @@ int CheckCommand::run() const {
     }
   }
 
-  if (include_checkpoints_) add_checkpoint_findings(paths_.empty() ? std::vector<std::string>{"."} : paths_, run->enabled, run->outcome);
+  if (include_checkpoints_)
+    add_checkpoint_findings(paths_.empty() ? std::vector<std::string>{"."} : paths_, run->enabled, run->outcome);
 
   std::ofstream file_out;
   std::ostream* out = fixed_stdin && output_file_.empty() ? &std::cerr : open_output(output_file_, file_out);
@@ -337,7 +350,8 @@ int CheckCommand::run() const {
   for (const auto& e : run->outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
   // The full format ends with its own summary; the other text formats get one on a
   // terminal only (a pipe into grep or an editor wants the findings alone).
-  if (!quiet_ && !format->machine_readable && !statistics_ && format->write != report::write_full && isatty(STDERR_FILENO)) {
+  if (!quiet_ && !format->machine_readable && !statistics_ && format->write != report::write_full &&
+      isatty(STDERR_FILENO)) {
     if (std::string line = report::summary_line(ctx); !line.empty()) std::cerr << line << '\n';
   }
   if (!quiet_ && run->outcome.files_linted == 0 && run->outcome.errors.empty()) {

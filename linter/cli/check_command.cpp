@@ -60,7 +60,8 @@ static fs::path default_cache_dir(const ProjectRoot& root) {
     base = fs::temp_directory_path();
   }
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(root.path.string())));
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(std::hash<std::string>{}(root.path.string())));
   return base / "torchlint" / hex;
 }
 
@@ -92,8 +93,9 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   // target-torch and target-torchvision: command line, then configuration, then the
   // project's declared dependencies; then the documented default for torch, and the
   // torchvision release published with the torch target.
-  auto target = [&](const std::optional<TorchVersion>& given, const char* flag, const std::optional<TorchVersion>& configured,
-                    const std::string& configured_in, std::string_view package, TorchVersion& out, std::string& source) {
+  auto target = [&](const std::optional<TorchVersion>& given, const char* flag,
+                    const std::optional<TorchVersion>& configured, const std::string& configured_in,
+                    std::string_view package, TorchVersion& out, std::string& source) {
     if (given) {
       out = *given;
       source = flag;
@@ -149,7 +151,8 @@ std::optional<CheckRun> run_check(const CheckRequest& request, std::string& erro
   std::optional<ResultCache> cache;
   CppRunSettings cpp;
   if (request.use_cache) {
-    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : default_cache_dir(root), executable_identity(TORCHLINT_VERSION));
+    cache.emplace(request.cache_dir ? fs::path(*request.cache_dir) : default_cache_dir(root),
+                  executable_identity(TORCHLINT_VERSION));
     options.cache = &*cache;
     std::error_code ec;
     cpp.cache_dir = fs::absolute(cache->dir(), ec);  // the same cache: torchlint-cpp's packs beside ours

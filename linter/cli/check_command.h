@@ -60,9 +60,9 @@ struct CheckRun {
   TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
   std::string target_torchvision_source;  // "paired with target-torch" when derived
   std::filesystem::path project_root;
-  bool project_marker = false;  // the root holds a configuration or project marker
-  size_t context_files = 0;     // files read for their facts only
-  RuleSet enabled;  // the rules selected for the run
+  bool project_marker = false;                // the root holds a configuration or project marker
+  size_t context_files = 0;                   // files read for their facts only
+  RuleSet enabled;                            // the rules selected for the run
   std::vector<BaselineEntry> stale_baseline;  // entries no finding matched any more
 };
 

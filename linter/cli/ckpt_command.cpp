@@ -68,7 +68,8 @@ struct Selection {
   std::string error;
 };
 
-Selection select_rules(const std::vector<std::string>& paths, const std::string& config_file, const SelectionLayer& command_line) {
+Selection select_rules(const std::vector<std::string>& paths, const std::string& config_file,
+                       const SelectionLayer& command_line) {
   Selection s;
   std::vector<SelectionLayer> layers;
   std::optional<fs::path> config_path;
@@ -94,7 +95,8 @@ struct CheckpointFindings {
   std::vector<FileError> errors;
 };
 
-CheckpointFindings findings_for(const ckpt::Inspection& inspection, const ckpt::Checkpoint& cp, const RuleSet& enabled) {
+CheckpointFindings findings_for(const ckpt::Inspection& inspection, const ckpt::Checkpoint& cp,
+                                const RuleSet& enabled) {
   CheckpointFindings out;
   const RuleRegistry& rules = registry();
   out.diagnostics = ckpt::run_checkpoint_rules(cp, checkpoint_rules(), [&](const std::string& code) {
@@ -133,19 +135,24 @@ CkptCommand::CkptCommand(CLI::App& app) {
   for (const auto& f : report::formats()) formats_help += " " + std::string(f.name);
   command_->add_option("--output-format", output_format_, formats_help);
   command_->add_option("-o,--output-file", output_file_, "Write the report to this file");
-  command_->add_option("--config", config_file_, "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
-  command_->add_option("--allow-global", allow_globals_, "Trust a pickle global, as torch.serialization.add_safe_globals (module.Name)");
+  command_->add_option("--config", config_file_,
+                       "Configuration file (default: nearest torchlint.toml or pyproject.toml)");
+  command_->add_option("--allow-global", allow_globals_,
+                       "Trust a pickle global, as torch.serialization.add_safe_globals (module.Name)");
   command_->add_option("--color", color_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
   command_->add_flag("--scan-values", scan_values_, "Read tensor values: NaN/Inf counts, min/max/mean (TL820)");
-  command_->add_option("--max-inflate", max_inflate_,
-                       "Largest compressed zip member inflated into memory, e.g. 512MiB (default 1GiB); larger ones are TL813");
+  command_->add_option(
+      "--max-inflate", max_inflate_,
+      "Largest compressed zip member inflated into memory, e.g. 512MiB (default 1GiB); larger ones are TL813");
   command_->add_flag("--exit-zero", exit_zero_, "Exit 0 even when there are findings (errors still exit 2)");
   command_->add_flag("--no-summary", no_summary_, "Print only the findings, not the summary of each checkpoint");
-  command_->add_flag("--skip-non-checkpoints", skip_non_checkpoints_,
-                     "Skip named files whose bytes are no checkpoint, with a note (the pre-commit hook passes every staged binary)");
-  command_->add_option("--files-from", files_from_,
-                       "Inspect the paths listed in FILE (one a line; - for standard input) and write one JSON line per path "
-                       "(schema torchlint-unit/1, see the README)");
+  command_->add_flag(
+      "--skip-non-checkpoints", skip_non_checkpoints_,
+      "Skip named files whose bytes are no checkpoint, with a note (the pre-commit hook passes every staged binary)");
+  command_->add_option(
+      "--files-from", files_from_,
+      "Inspect the paths listed in FILE (one a line; - for standard input) and write one JSON line per path "
+      "(schema torchlint-unit/1, see the README)");
   command_->require_subcommand(0, 1);
   diff_ = command_->add_subcommand("diff", "Compare two checkpoints: added, removed and changed keys and tensors");
   diff_->add_option("checkpoints", diff_paths_, "The checkpoint before and the one after")->required()->expected(2);
@@ -181,7 +188,8 @@ int CkptCommand::run_inspect() const {
       return kExitError;
     }
     if (command_->count("--output-format")) {
-      std::cerr << "torchlint: error: --files-from writes torchlint-unit/1 JSON lines; --output-format does not apply\n";
+      std::cerr
+          << "torchlint: error: --files-from writes torchlint-unit/1 JSON lines; --output-format does not apply\n";
       return kExitError;
     }
   }
@@ -221,7 +229,8 @@ int CkptCommand::run_inspect() const {
     for (const auto& d : per_checkpoint.back().diagnostics) outcome.diagnostics.push_back(d);
     for (const auto& e : per_checkpoint.back().errors) outcome.errors.push_back(e);
   }
-  int exit_code = !outcome.errors.empty() ? kExitError : (!outcome.diagnostics.empty() && !exit_zero_ ? kExitFindings : kExitClean);
+  int exit_code =
+      !outcome.errors.empty() ? kExitError : (!outcome.diagnostics.empty() && !exit_zero_ ? kExitFindings : kExitClean);
 
   auto context = [&](const LintOutcome& o) {
     report::ReportContext ctx{o, registry(), color};
@@ -253,13 +262,16 @@ int CkptCommand::run_inspect() const {
       format->write(*out, context(one));
       if (!no_summary_ && format->name != "full") *out << '\n';
     }
-    if (inspection.skipped) *out << inspection.skipped << (inspection.skipped == 1 ? " file" : " files") << " skipped: not a checkpoint\n";
+    if (inspection.skipped)
+      *out << inspection.skipped << (inspection.skipped == 1 ? " file" : " files") << " skipped: not a checkpoint\n";
   }
   for (const auto& e : outcome.errors) std::cerr << "torchlint: error: " << e.path << ": " << e.message << '\n';
   if (!format->machine_readable && isatty(STDERR_FILENO)) {
     size_t n = outcome.diagnostics.size();
-    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings") : std::string("All checks passed")) << " in "
-              << inspection.checkpoints.size() << (inspection.checkpoints.size() == 1 ? " checkpoint" : " checkpoints") << ".\n";
+    std::cerr << (n ? "Found " + std::to_string(n) + (n == 1 ? " finding" : " findings")
+                    : std::string("All checks passed"))
+              << " in " << inspection.checkpoints.size()
+              << (inspection.checkpoints.size() == 1 ? " checkpoint" : " checkpoints") << ".\n";
   }
   out->flush();
   return exit_code;
@@ -269,7 +281,8 @@ namespace {
 
 // How bad a verdict word is (checkpoint_rows' words), to report a directory's worst.
 int verdict_rank(const std::string& safety) {
-  static const std::map<std::string, int> rank = {{"safe", 0}, {"no code", 1}, {"needs trust", 2}, {"unknown", 3}, {"dangerous", 4}};
+  static const std::map<std::string, int> rank = {
+      {"safe", 0}, {"no code", 1}, {"needs trust", 2}, {"unknown", 3}, {"dangerous", 4}};
   auto it = rank.find(safety);
   return it == rank.end() ? 3 : it->second;
 }
@@ -364,7 +377,9 @@ bool read_diff_side(const std::string& path, const ckpt::InspectOptions& options
   for (const auto& file : side.inspection.files) {
     if (file->fatal()) {
       for (const auto& issue : file->issues) {
-        if (issue.fatal) std::cerr << "torchlint: error: " << file->display << ": cannot be read completely: " << issue.message << '\n';
+        if (issue.fatal)
+          std::cerr << "torchlint: error: " << file->display << ": cannot be read completely: " << issue.message
+                    << '\n';
       }
       ok = false;
       continue;
@@ -404,7 +419,8 @@ int CkptCommand::run_diff() const {
   // Single files are compared whatever their names; directories file by file.
   if (sides[0].files.size() == 1 && sides[1].files.size() == 1 && sides[0].files.begin()->first.empty() &&
       sides[1].files.begin()->first.empty()) {
-    ckpt::CheckpointDiff diff = ckpt::diff_checkpoints(*sides[0].files.begin()->second, *sides[1].files.begin()->second, values);
+    ckpt::CheckpointDiff diff =
+        ckpt::diff_checkpoints(*sides[0].files.begin()->second, *sides[1].files.begin()->second, values);
     std::cout << ckpt::render_diff(diff, diff_paths_[0], diff_paths_[1], color);
     return diff.identical() ? kExitClean : kExitFindings;
   }
@@ -446,7 +462,8 @@ void add_checkpoint_findings(const std::vector<std::string>& paths, const RuleSe
     for (auto& e : f.errors) outcome.errors.push_back(std::move(e));
   }
   std::sort(outcome.diagnostics.begin(), outcome.diagnostics.end(), diagnostic_less);
-  std::sort(outcome.errors.begin(), outcome.errors.end(), [](const FileError& a, const FileError& b) { return a.path < b.path; });
+  std::sort(outcome.errors.begin(), outcome.errors.end(),
+            [](const FileError& a, const FileError& b) { return a.path < b.path; });
 }
 
 }  // namespace torchlint::cli

@@ -32,7 +32,8 @@ class CkptCommand {
   CLI::App* diff_ = nullptr;
   std::vector<std::string> paths_, select_, extend_select_, ignore_, allow_globals_, diff_paths_;
   std::string output_format_ = "full", color_ = "auto", output_file_, config_file_;
-  bool scan_values_ = false, exit_zero_ = false, no_summary_ = false, diff_scan_values_ = false, skip_non_checkpoints_ = false;
+  bool scan_values_ = false, exit_zero_ = false, no_summary_ = false, diff_scan_values_ = false,
+       skip_non_checkpoints_ = false;
   std::string max_inflate_, files_from_;
 };
 

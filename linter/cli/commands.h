@@ -25,7 +25,8 @@ const report::Format* find_output_format(const std::string& name);
 // The rule selection given on a command line (`--select` only when it was given: its
 // absence leaves the configuration's).
 SelectionLayer command_line_selection(const CLI::App& command, const std::vector<std::string>& select,
-                                      const std::vector<std::string>& extend_select, const std::vector<std::string>& ignore);
+                                      const std::vector<std::string>& extend_select,
+                                      const std::vector<std::string>& ignore);
 
 // Where a report goes: standard output, or `path` opened into `file` (-o). Null, after an
 // error line on stderr, when the file cannot be written.
@@ -42,8 +43,8 @@ class CheckCommand {
   std::vector<std::string> paths_, select_, extend_select_, ignore_;
   std::string output_format_ = "full", color_ = "auto", output_file_, config_file_, target_torch_, target_torchvision_;
   std::vector<std::string> exclude_, extend_exclude_;
-  bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false, no_cache_ = false,
-       unsafe_fixes_ = false, include_checkpoints_ = false, quiet_ = false, show_fixes_ = false;
+  bool exit_zero_ = false, statistics_ = false, fix_ = false, diff_ = false, baseline_strict_ = false,
+       no_cache_ = false, unsafe_fixes_ = false, include_checkpoints_ = false, quiet_ = false, show_fixes_ = false;
   std::string baseline_, write_baseline_file_, diff_base_, cache_dir_, stdin_filename_, build_path_;
   std::vector<std::string> extra_args_;
   unsigned jobs_ = 0;
@@ -59,8 +60,8 @@ class AuditCommand {
   int run_units();  // --repos-from
   CLI::App* command_ = nullptr;
   AuditRequest audit_;
-  std::string repo_, output_, checklist_, max_checkpoint_size_, probe_binary_, config_file_, fail_on_ = "warning",
-      report_url_, repos_from_, cache_dir_;
+  std::string repo_, output_, checklist_, max_checkpoint_size_, probe_binary_, config_file_,
+      fail_on_ = "warning", report_url_, repos_from_, cache_dir_;
   std::vector<std::string> select_, extend_select_, ignore_;
   int fail_under_ = -1;
   bool no_cache_ = false, no_checkpoints_ = false;

@@ -15,7 +15,6 @@
 
 #include "core/glob.h"
 
-
 namespace torchlint::cli {
 
 namespace fs = std::filesystem;
@@ -133,8 +132,8 @@ void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegist
   int code = run.exit_code;
   if (!exited || code > 2) {
     outcome.errors.push_back({exe->string(), !run.error.empty() ? run.error
-                                             : run.signal      ? "killed by signal " + std::to_string(run.signal)
-                                                               : "exited with status " + std::to_string(code)});
+                                             : run.signal       ? "killed by signal " + std::to_string(run.signal)
+                                                                : "exited with status " + std::to_string(code)});
     return;
   }
   nlohmann::json findings = nlohmann::json::parse(stdout_text, nullptr, false);
@@ -168,17 +167,20 @@ void add_cpp_findings(const std::vector<DiscoveredFile>& files, const RuleRegist
     }
     if (!outcome.sources.contains(d.path)) {
       std::string error;
-      if (auto source = SourceFile::read(d.path, error)) outcome.sources.emplace(d.path, std::make_shared<const SourceFile>(std::move(*source)));
+      if (auto source = SourceFile::read(d.path, error))
+        outcome.sources.emplace(d.path, std::make_shared<const SourceFile>(std::move(*source)));
     }
     if (auto src = outcome.sources.find(d.path); src != outcome.sources.end()) {
       const SourceFile& s = *src->second;
-      if (d.start.line >= 1 && d.start.line <= s.line_count()) d.start_byte = s.line_start(d.start.line) + d.start.column - 1;
+      if (d.start.line >= 1 && d.start.line <= s.line_count())
+        d.start_byte = s.line_start(d.start.line) + d.start.column - 1;
       if (d.end.line >= 1 && d.end.line <= s.line_count()) d.end_byte = s.line_start(d.end.line) + d.end.column - 1;
     }
     outcome.diagnostics.push_back(std::move(d));
   }
   std::sort(outcome.diagnostics.begin(), outcome.diagnostics.end(), diagnostic_less);
-  std::sort(outcome.errors.begin(), outcome.errors.end(), [](const FileError& a, const FileError& b) { return a.path < b.path; });
+  std::sort(outcome.errors.begin(), outcome.errors.end(),
+            [](const FileError& a, const FileError& b) { return a.path < b.path; });
 }
 
 }  // namespace torchlint::cli

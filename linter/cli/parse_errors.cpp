@@ -33,7 +33,8 @@ int report_parse_error(const CLI::App& app, const CLI::ParseError& e, int argc, 
   std::string message = e.what();
   std::string hint;
   std::vector<std::string> names;  // the subcommands, if the tool has any
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names.push_back(sub->get_name());
   if (dynamic_cast<const CLI::RequiredError*>(&e) && where == &app && !names.empty() && argc >= 2 &&
       !std::string(argv[1]).starts_with("-")) {
     // `torchlint chek`: CLI11 only says a subcommand is required.

@@ -36,12 +36,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   if (options.capture_stdout) {
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   } else if (options.stdout_file) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.stdout_file->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.stdout_file->c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
   } else {
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   }
   if (options.stderr_file) {
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.stderr_file->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, options.stderr_file->c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
   } else {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   }
@@ -107,8 +109,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     }
   }
   if (result.timed_out) return result;
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.signal = WTERMSIG(status);
   return result;
 }
 

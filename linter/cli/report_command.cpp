@@ -34,12 +34,14 @@ ReportCommand::ReportCommand(CLI::App& app) {
   command_ = app.add_subcommand("report", "Work with the results of many runs (`report merge`)");
   command_->require_subcommand(1);
   merge_ = command_->add_subcommand(
-      "merge", "Merge torchlint-unit/1 shards (ckpt --files-from, audit --repos-from) into one organisation-level report");
+      "merge",
+      "Merge torchlint-unit/1 shards (ckpt --files-from, audit --repos-from) into one organisation-level report");
   merge_->add_option("shards", shards_, "The JSON-lines shards")->required();
   merge_->add_option("--output-format", output_format_, "markdown (default), html or json")
       ->check(CLI::IsMember({"markdown", "html", "json"}));
   merge_->add_option("-o,--output-file", output_file_, "Write the report to this file (default: standard output)");
-  merge_->add_option("--baseline", baseline_, "Shards of an earlier run: score change per repository, new dangerous checkpoints");
+  merge_->add_option("--baseline", baseline_,
+                     "Shards of an earlier run: score change per repository, new dangerous checkpoints");
 }
 
 int ReportCommand::run() const {
@@ -58,14 +60,15 @@ int ReportCommand::run() const {
   }
   out->flush();
   if (!*out) {
-    std::cerr << "torchlint: error: cannot write " << (output_file_.empty() ? std::string("the report") : output_file_) << '\n';
+    std::cerr << "torchlint: error: cannot write " << (output_file_.empty() ? std::string("the report") : output_file_)
+              << '\n';
     return kExitError;
   }
   for (const auto& m : fleet.malformed) std::cerr << "torchlint: error: " << m << '\n';
   if (!output_file_.empty()) {
-    std::cerr << "Merged " << fleet.records << " records (" << fleet.repos.size() << " repositories, " << fleet.checkpoints.size()
-              << " checkpoints, " << fleet.duplicates << " duplicates, " << fleet.errors.size() << " failed units) into "
-              << output_file_ << ".\n";
+    std::cerr << "Merged " << fleet.records << " records (" << fleet.repos.size() << " repositories, "
+              << fleet.checkpoints.size() << " checkpoints, " << fleet.duplicates << " duplicates, "
+              << fleet.errors.size() << " failed units) into " << output_file_ << ".\n";
   }
   return fleet.malformed.empty() ? kExitClean : kExitError;
 }

@@ -16,8 +16,12 @@ int list_rules(const std::string& format) {
   if (format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& r : rules) {
-      out.push_back({{"code", r.code}, {"name", r.name}, {"severity", severity_name(r.severity)},
-                     {"default", r.default_enabled}, {"fixable", r.fixable}, {"checklist", r.checklist_items},
+      out.push_back({{"code", r.code},
+                     {"name", r.name},
+                     {"severity", severity_name(r.severity)},
+                     {"default", r.default_enabled},
+                     {"fixable", r.fixable},
+                     {"checklist", r.checklist_items},
                      {"summary", r.summary()}});
     }
     std::cout << out.dump(2) << '\n';

@@ -10,8 +10,9 @@ namespace torchlint::cli {
 
 ServerCommand::ServerCommand(CLI::App& app) {
   command_ = app.add_subcommand("server", "Run the language server (LSP over stdin/stdout) for editors");
-  command_->add_option("--debounce-ms", debounce_ms_,
-                       "Milliseconds an edit waits for the next one before the file is linted again (default 100)")
+  command_
+      ->add_option("--debounce-ms", debounce_ms_,
+                   "Milliseconds an edit waits for the next one before the file is linted again (default 100)")
       ->check(CLI::Range(0u, 10000u));
   command_->add_flag("--full-reparse", full_reparse_,
                      "Parse every edited file from scratch instead of from its previous tree (for comparison)");

@@ -31,8 +31,7 @@ struct Baseline {
 std::string finding_fingerprint(const Diagnostic& d, const SourceFile& source);
 
 // Builds a baseline from findings; `sources` gives each finding's file.
-Baseline make_baseline(const std::vector<Diagnostic>& findings,
-                       const std::map<std::string, const SourceFile*>& sources,
+Baseline make_baseline(const std::vector<Diagnostic>& findings, const std::map<std::string, const SourceFile*>& sources,
                        const std::filesystem::path& baseline_dir);
 
 std::string serialize_baseline(const Baseline& baseline);

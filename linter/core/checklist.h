@@ -9,7 +9,7 @@
 namespace torchlint {
 
 struct ChecklistItem {
-  std::string id;     // "A5"
+  std::string id;  // "A5"
   std::string title;
   std::string part;   // "A"
   std::string phase;  // development, training, evaluation, production

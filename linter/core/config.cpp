@@ -51,10 +51,22 @@ std::optional<uint64_t> parse_size(const std::string& text) {
     return std::nullopt;
   }
   std::string unit = text.substr(i);
-  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  static const std::map<std::string, double> units = {
-      {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1e3}, {"kib", 1024.0}, {"m", 1048576.0}, {"mb", 1e6}, {"mib", 1048576.0},
-      {"g", 1073741824.0}, {"gb", 1e9}, {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1e12}, {"tib", 1099511627776.0}};
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::map<std::string, double> units = {{"", 1},
+                                                      {"b", 1},
+                                                      {"k", 1024.0},
+                                                      {"kb", 1e3},
+                                                      {"kib", 1024.0},
+                                                      {"m", 1048576.0},
+                                                      {"mb", 1e6},
+                                                      {"mib", 1048576.0},
+                                                      {"g", 1073741824.0},
+                                                      {"gb", 1e9},
+                                                      {"gib", 1073741824.0},
+                                                      {"t", 1099511627776.0},
+                                                      {"tb", 1e12},
+                                                      {"tib", 1099511627776.0}};
   auto it = units.find(unit);
   if (it == units.end() || value < 0) return std::nullopt;
   return static_cast<uint64_t>(value * it->second);
@@ -134,7 +146,8 @@ bool read_probe(Reader& reader, const toml::node& node, const std::string& prefi
       if (!n || n->get() <= 0) return reader.fail(full, "expected a positive number of seconds");
       probe.timeout_seconds = n->get();
     } else {
-      return reader.fail(full, "unknown setting (known: inputs, models, batch-sizes, checks, device, memory-budget, timeout)");
+      return reader.fail(
+          full, "unknown setting (known: inputs, models, batch-sizes, checks, device, memory-budget, timeout)");
     }
   }
   return true;
@@ -230,7 +243,8 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
       const auto* s = value.as_string();
       auto version = s ? TorchVersion::parse(s->get()) : std::nullopt;
       if (!version) {
-        reader.fail(full, vision ? "expected a version string such as \"0.19\"" : "expected a version string such as \"2.4\"");
+        reader.fail(
+            full, vision ? "expected a version string such as \"0.19\"" : "expected a version string such as \"2.4\"");
         break;
       }
       (vision ? config.target_torchvision : config.target_torch) = version;
@@ -240,8 +254,9 @@ std::optional<Config> load_config(const fs::path& file, std::string& error) {
     } else if (key == "cpp") {
       if (!read_cpp(reader, value, full, config.root, config.cpp)) break;
     } else {
-      reader.fail(full, "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
-                        "exclude, extend-exclude, target-torch, target-torchvision, probe, cpp)");
+      reader.fail(full,
+                  "unknown setting (known: select, extend-select, ignore, per-file-ignores, "
+                  "exclude, extend-exclude, target-torch, target-torchvision, probe, cpp)");
       break;
     }
     if (!reader.error.empty()) break;

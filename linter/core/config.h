@@ -34,13 +34,13 @@ constexpr TorchVersion paired_torchvision(TorchVersion torch) {
 // `[tool.torchlint.probe]`: how `torchlint audit --probe` runs torchlint-probe on the
 // TorchScript models it finds.
 struct ProbeConfig {
-  std::vector<std::string> inputs;       // --input specs, "x:1x3x32x32:float32"
-  std::vector<std::string> models;       // globs of the models to probe (default: all)
-  std::vector<int64_t> batch_sizes;      // --batch-sizes
-  std::vector<std::string> checks;       // --checks
-  std::string device;                    // --device
-  std::string memory_budget;             // --memory-budget
-  int64_t timeout_seconds = 0;           // per model; 0: the audit's default
+  std::vector<std::string> inputs;   // --input specs, "x:1x3x32x32:float32"
+  std::vector<std::string> models;   // globs of the models to probe (default: all)
+  std::vector<int64_t> batch_sizes;  // --batch-sizes
+  std::vector<std::string> checks;   // --checks
+  std::string device;                // --device
+  std::string memory_budget;         // --memory-budget
+  int64_t timeout_seconds = 0;       // per model; 0: the audit's default
 };
 
 // `[tool.torchlint.cpp]` (`[cpp]` in torchlint.toml): how the C++ front-end (torchlint-cpp)

@@ -26,11 +26,11 @@ struct Fix {
 // it while linting one file; the project pass answers it once every file's facts exist.
 struct ProjectCondition {
   enum class Kind {
-    kReachableHas,        // some function reachable from `roots` has `fact`
-    kReachableLacks,      // no function reachable from `roots` has `fact`
-    kNotAlwaysCalledIn,   // `roots[0]` has a call site outside context `fact`
-    kProjectHas,          // some function anywhere in the project has `fact`
-    kProjectLacks,        // the program(s) running `scope` do not have `fact` (see below)
+    kReachableHas,       // some function reachable from `roots` has `fact`
+    kReachableLacks,     // no function reachable from `roots` has `fact`
+    kNotAlwaysCalledIn,  // `roots[0]` has a call site outside context `fact`
+    kProjectHas,         // some function anywhere in the project has `fact`
+    kProjectLacks,       // the program(s) running `scope` do not have `fact` (see below)
     // Some function reachable from `roots` without passing through a call made inside a
     // loop has `fact`: what one call of a root does once (a training step, not an epoch).
     kReachableOnceHas,

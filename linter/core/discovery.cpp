@@ -17,9 +17,30 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::array kSkippedDirectories = {
-    ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", ".mypy_cache",
-    ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", "__pycache__", "__pypackages__", "site-packages",
-    "node_modules", "build", "dist", "_build", "buck-out", ".direnv", ".pyenv", ".torchlint_cache",
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    ".eggs",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".ipynb_checkpoints",
+    "__pycache__",
+    "__pypackages__",
+    "site-packages",
+    "node_modules",
+    "build",
+    "dist",
+    "_build",
+    "buck-out",
+    ".direnv",
+    ".pyenv",
+    ".torchlint_cache",
 };
 
 std::string generic(const fs::path& p) { return p.lexically_normal().generic_string(); }
@@ -131,7 +152,8 @@ std::vector<DiscoveredFile> discover_files(const std::vector<std::string>& input
       bool is_symlink = entry.is_symlink(entry_ec);
       if (entry.is_directory(entry_ec) && !is_symlink) {
         std::string name = entry.path().filename().string();
-        bool skip = std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end();
+        bool skip =
+            std::find(kSkippedDirectories.begin(), kSkippedDirectories.end(), name) != kSkippedDirectories.end();
         // A virtualenv under any name carries pyvenv.cfg.
         if (!skip) skip = fs::exists(entry.path() / "pyvenv.cfg", entry_ec);
         if (!skip) skip = excluded(relative_to(entry.path(), root, cwd), options.exclude);
@@ -176,7 +198,8 @@ std::vector<std::string> imported_modules(std::string_view text, std::string_vie
   std::vector<std::string> out;
   auto trim = [](std::string_view v) {
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t' || v.front() == '(')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == ')' || v.back() == '\\')) {
+    while (!v.empty() &&
+           (v.back() == ' ' || v.back() == '\t' || v.back() == '\r' || v.back() == ')' || v.back() == '\\')) {
       v.remove_suffix(1);
     }
     return v;
@@ -278,7 +301,8 @@ std::vector<DiscoveredFile> discover_context_files(const std::vector<DiscoveredF
       std::string_view top = std::string_view(name).substr(0, name.find('.'));
       // An installed library is not read, unless the project is that library (Lightning's
       // own repository imports `lightning.pytorch` from src/lightning/pytorch).
-      if (options.external_package && options.external_package(top) && !own_packages.contains(std::string(top))) continue;
+      if (options.external_package && options.external_package(top) && !own_packages.contains(std::string(top)))
+        continue;
       // `a.b.c` may name module a.b.c or an attribute of module a.b.
       std::string_view n = name;
       for (int guard = 0; !n.empty() && guard < 64; ++guard) {

@@ -9,9 +9,9 @@
 namespace torchlint {
 
 struct FixResult {
-  std::string text;     // the file with every applicable fix applied
-  size_t applied = 0;   // fixes applied
-  size_t skipped = 0;   // fixes left out because they overlap one applied before
+  std::string text;                             // the file with every applicable fix applied
+  size_t applied = 0;                           // fixes applied
+  size_t skipped = 0;                           // fixes left out because they overlap one applied before
   std::vector<const Diagnostic*> applied_from;  // the findings whose fixes were applied
 };
 

@@ -59,7 +59,7 @@ struct LintOptions {
   std::vector<std::pair<std::string, std::vector<std::string>>> per_file_ignores;
   TorchVersion target_torch = kDefaultTargetTorch;
   TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch);
-  unsigned jobs = 0;  // 0: all cores
+  unsigned jobs = 0;                         // 0: all cores
   const class ResultCache* cache = nullptr;  // per-file results by content; null: off
   // Texts that replace files on disk, by absolute normal path: an editor's unsaved buffers
   // (torchlint server). They bypass the result cache: an entry per keystroke would only

@@ -26,7 +26,8 @@ std::vector<ProjectFacts::Function> ProjectFacts::collect(const std::vector<cons
 std::vector<std::pair<std::string_view, uint32_t>> ProjectFacts::names_of(const std::vector<Function>& functions) {
   std::vector<std::pair<std::string_view, uint32_t>> names;
   size_t count = 0;
-  for (const Function& f : functions) count += 1 + static_cast<size_t>(std::count(f.facts->qualname.begin(), f.facts->qualname.end(), '.'));
+  for (const Function& f : functions)
+    count += 1 + static_cast<size_t>(std::count(f.facts->qualname.begin(), f.facts->qualname.end(), '.'));
   names.reserve(count);
   for (uint32_t id = 0; id < functions.size(); ++id) {
     std::string_view q = functions[id].facts->qualname;
@@ -234,7 +235,6 @@ bool ProjectFacts::always_called_in(uint32_t function, const std::string& contex
   return true;
 }
 
-
 bool ProjectFacts::holds(const ProjectCondition& c) const {
   // Many findings carry the same condition (the program's entry "trains", the project
   // "uses autocast"): each distinct one walks the call graph once.
@@ -266,8 +266,8 @@ bool ProjectFacts::evaluate(const ProjectCondition& c) const {
       if (!c.unknown_callee_hint.empty()) {
         for (const std::string* callee : unknown) {
           size_t dot = callee->rfind('.');
-          std::string_view last = dot == std::string::npos ? std::string_view(*callee)
-                                                           : std::string_view(*callee).substr(dot + 1);
+          std::string_view last =
+              dot == std::string::npos ? std::string_view(*callee) : std::string_view(*callee).substr(dot + 1);
           if (last.find(c.unknown_callee_hint) != std::string_view::npos) return false;
         }
       }

@@ -69,9 +69,9 @@ class ProjectFacts {
  private:
   struct Function {
     const FunctionFacts* facts;
-    uint32_t file = 0;  // index of its FileFacts
-    std::vector<uint32_t> callees;             // resolved project functions
-    std::vector<const std::string*> unknown;   // callees outside the project
+    uint32_t file = 0;                        // index of its FileFacts
+    std::vector<uint32_t> callees;            // resolved project functions
+    std::vector<const std::string*> unknown;  // callees outside the project
   };
   std::span<const uint32_t> lookup(const std::string& qualname) const;
   // Functions reachable from `roots`, including the roots; with `once`, only through calls

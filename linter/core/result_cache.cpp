@@ -290,7 +290,7 @@ std::string executable_identity(const std::string& version) {
 }
 
 uint64_t ResultCache::key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module,
-                         TorchVersion target_torchvision) const {
+                          TorchVersion target_torchvision) const {
   uint64_t h = fnv1a(version_);
   h = fnv1a(module, h);
   std::string config;

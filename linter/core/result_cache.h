@@ -35,7 +35,7 @@ class ResultCache {
 
   // The key of one file's analysis: its bytes and everything that changes the result.
   uint64_t key(std::string_view text, const RuleSet& enabled, TorchVersion target, std::string_view module,
-              TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch)) const;
+               TorchVersion target_torchvision = paired_torchvision(kDefaultTargetTorch)) const;
 
   // Thread-safe.
   std::optional<FileResult> load(const std::string& relative_path, uint64_t key) const;

@@ -13,8 +13,8 @@ std::string_view severity_name(Severity s);
 enum class Language { kPython, kCpp, kCheckpoint, kProbe };
 
 struct RuleInfo {
-  std::string code;     // stable, never reused: "TL304"
-  std::string name;     // kebab-case: "unsafe-torch-load"
+  std::string code;  // stable, never reused: "TL304"
+  std::string name;  // kebab-case: "unsafe-torch-load"
   Severity severity = Severity::kWarning;
   bool default_enabled = true;
   std::vector<std::string> checklist_items;  // ids in checklists/pytorch-best-practices.toml

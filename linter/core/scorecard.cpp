@@ -6,11 +6,16 @@ namespace torchlint {
 
 std::string_view item_status_name(ItemStatus s) {
   switch (s) {
-    case ItemStatus::kPassed: return "passed";
-    case ItemStatus::kFailed: return "failed";
-    case ItemStatus::kNotApplicable: return "not-applicable";
-    case ItemStatus::kManual: return "manual";
-    case ItemStatus::kNotChecked: return "not-checked";
+    case ItemStatus::kPassed:
+      return "passed";
+    case ItemStatus::kFailed:
+      return "failed";
+    case ItemStatus::kNotApplicable:
+      return "not-applicable";
+    case ItemStatus::kManual:
+      return "manual";
+    case ItemStatus::kNotChecked:
+      return "not-checked";
   }
   return "not-checked";
 }
@@ -18,8 +23,7 @@ std::string_view item_status_name(ItemStatus s) {
 namespace {
 
 bool rule_can_run(const RuleInfo& rule, const std::set<Language>& analysers) {
-  return std::any_of(rule.languages.begin(), rule.languages.end(),
-                     [&](Language l) { return analysers.contains(l); });
+  return std::any_of(rule.languages.begin(), rule.languages.end(), [&](Language l) { return analysers.contains(l); });
 }
 
 // Why none of an item's rules checked it, in terms of what the user can change.
@@ -28,11 +32,18 @@ std::string not_checked_reason(const std::vector<std::string>& disabled, const s
   for (Language l : missing) {
     switch (l) {
       case Language::kProbe:
-        parts.push_back("its checks need the runtime probe (`torchlint audit --probe` on a TorchScript model, with an input spec)");
+        parts.push_back(
+            "its checks need the runtime probe (`torchlint audit --probe` on a TorchScript model, with an input spec)");
         break;
-      case Language::kCheckpoint: parts.push_back("its checks need checkpoint files, and none were found"); break;
-      case Language::kCpp: parts.push_back("its checks need the C++ analyser (torchlint-cpp)"); break;
-      case Language::kPython: parts.push_back("its checks need Python sources"); break;
+      case Language::kCheckpoint:
+        parts.push_back("its checks need checkpoint files, and none were found");
+        break;
+      case Language::kCpp:
+        parts.push_back("its checks need the C++ analyser (torchlint-cpp)");
+        break;
+      case Language::kPython:
+        parts.push_back("its checks need Python sources");
+        break;
     }
   }
   if (!disabled.empty()) {
@@ -79,9 +90,8 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
       r.worst = std::max(r.worst, d.severity);
       r.evidence.push_back(&d);
     }
-    bool applies = item.applies_if.empty() ||
-                   std::any_of(item.applies_if.begin(), item.applies_if.end(),
-                               [&](const std::string& f) { return in.facts.contains(f); });
+    bool applies = item.applies_if.empty() || std::any_of(item.applies_if.begin(), item.applies_if.end(),
+                                                          [&](const std::string& f) { return in.facts.contains(f); });
     if (!r.evidence.empty()) {
       r.status = ItemStatus::kFailed;
     } else if (item.manual) {
@@ -109,11 +119,21 @@ Scorecard build_scorecard(const ScorecardInputs& in) {
       r.status = ItemStatus::kPassed;
     }
     switch (r.status) {
-      case ItemStatus::kPassed: ++card.passed; break;
-      case ItemStatus::kFailed: ++card.failed; break;
-      case ItemStatus::kNotApplicable: ++card.not_applicable; break;
-      case ItemStatus::kManual: ++card.manual; break;
-      case ItemStatus::kNotChecked: ++card.not_checked; break;
+      case ItemStatus::kPassed:
+        ++card.passed;
+        break;
+      case ItemStatus::kFailed:
+        ++card.failed;
+        break;
+      case ItemStatus::kNotApplicable:
+        ++card.not_applicable;
+        break;
+      case ItemStatus::kManual:
+        ++card.manual;
+        break;
+      case ItemStatus::kNotChecked:
+        ++card.not_checked;
+        break;
     }
     card.items.push_back(std::move(r));
   }

@@ -36,8 +36,8 @@ struct ScorecardInputs {
   const RuleRegistry& registry;
   const RuleSet& enabled;
   const std::vector<Diagnostic>& findings;
-  const std::set<std::string>& facts;     // project facts ("trains", "serves-http", ...)
-  const std::set<Language>& analysers;    // which analysers ran
+  const std::set<std::string>& facts;   // project facts ("trains", "serves-http", ...)
+  const std::set<Language>& analysers;  // which analysers ran
   // Rules whose analyser ran but which could not check anything this time (a probe check
   // skipped on a CPU-only machine): they do not count as having checked an item.
   const std::set<std::string>* rules_not_run = nullptr;

@@ -9,15 +9,15 @@
 
 namespace torchlint {
 
-SourceFile::SourceFile(std::string path, std::string text)
-    : path_(std::move(path)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
   line_starts_.push_back(0);
   const char* data = text_.data();
   const size_t n = text_.size();
   // memchr is much faster than a byte loop; a lone '\r' (old Mac line ending) is rare
   // enough that files holding one take the slow path.
   if (std::memchr(data, '\r', n) == nullptr) {
-    for (const char* p = data; (p = static_cast<const char*>(std::memchr(p, '\n', n - static_cast<size_t>(p - data))));) {
+    for (const char* p = data;
+         (p = static_cast<const char*>(std::memchr(p, '\n', n - static_cast<size_t>(p - data))));) {
       ++p;
       line_starts_.push_back(static_cast<uint32_t>(p - data));
     }

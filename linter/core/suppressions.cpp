@@ -24,10 +24,11 @@ std::vector<std::string> read_codes(std::string_view text, size_t pos, char stop
 }
 
 size_t find_ci(std::string_view haystack, std::string_view needle, size_t from = 0) {
-  auto it = std::search(haystack.begin() + static_cast<std::ptrdiff_t>(from), haystack.end(), needle.begin(),
-                        needle.end(), [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-                        });
+  auto it =
+      std::search(haystack.begin() + static_cast<std::ptrdiff_t>(from), haystack.end(), needle.begin(), needle.end(),
+                  [](char a, char b) {
+                    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                  });
   return it == haystack.end() ? std::string_view::npos : static_cast<size_t>(it - haystack.begin());
 }
 

@@ -27,7 +27,8 @@ class WordScanner {
   explicit WordScanner(std::vector<std::string_view> words)
       : words_(std::move(words)), index_(words_.begin(), words_.end(), [](std::string_view w) { return w; }) {
     for (std::string_view w : words_) {
-      if (w.empty() || std::any_of(w.begin(), w.end(), [](char c) { return !kIdentifier[static_cast<unsigned char>(c)]; })) {
+      if (w.empty() ||
+          std::any_of(w.begin(), w.end(), [](char c) { return !kIdentifier[static_cast<unsigned char>(c)]; })) {
         throw std::logic_error("not an identifier: '" + std::string(w) + "'");
       }
       sizes_by_first_[static_cast<unsigned char>(w[0])] |= size_bit(w.size());
@@ -124,7 +125,7 @@ class WordScanner {
   static uint32_t size_bit(size_t size) { return uint32_t{1} << std::min<size_t>(size, 31); }
 
   std::vector<std::string_view> words_;
-  detail::NameIndex index_;  // word -> its first position in words_
+  detail::NameIndex index_;                     // word -> its first position in words_
   std::array<uint32_t, 256> sizes_by_first_{};  // by first byte: the sizes of the words it starts
 };
 

@@ -12,13 +12,16 @@ class CheckpointFacts {
  public:
   void add_matchers(MatchFinder& f, MatchFinder::MatchCallback* cb) {
     f.addMatcher(callExpr(callee(functionDecl(hasName("::torch::save")))).bind("ck.save"), cb);
-    f.addMatcher(cxxMemberCallExpr(callee(cxxMethodDecl(hasName("save"), ofClass(anyOf(module_class(), optimizer_class())))))
-                     .bind("ck.member_save"),
-                 cb);
-    f.addMatcher(cxxMemberCallExpr(callee(cxxMethodDecl(hasName("write"), ofClass(hasName("::torch::serialize::OutputArchive")))))
+    f.addMatcher(
+        cxxMemberCallExpr(callee(cxxMethodDecl(hasName("save"), ofClass(anyOf(module_class(), optimizer_class())))))
+            .bind("ck.member_save"),
+        cb);
+    f.addMatcher(cxxMemberCallExpr(
+                     callee(cxxMethodDecl(hasName("write"), ofClass(hasName("::torch::serialize::OutputArchive")))))
                      .bind("ck.write"),
                  cb);
-    f.addMatcher(cxxMemberCallExpr(callee(cxxMethodDecl(hasName("save_to"), ofClass(hasName("::torch::serialize::OutputArchive")))))
+    f.addMatcher(cxxMemberCallExpr(
+                     callee(cxxMethodDecl(hasName("save_to"), ofClass(hasName("::torch::serialize::OutputArchive")))))
                      .bind("ck.save_to"),
                  cb);
     f.addMatcher(optimizer_call("step").bind("ck.step"), cb);
@@ -44,8 +47,10 @@ class CheckpointFacts {
       }
     }
     if (auto* m = r.Nodes.getNodeAs<CXXMemberCallExpr>("ck.member_save")) {
-      if (is_optimizer(m->getObjectType())) optimizer_saved_ = true;
-      else if (m->getNumArgs() >= 1) archives_with_model_.insert(object_decl(m->getArg(0)));
+      if (is_optimizer(m->getObjectType()))
+        optimizer_saved_ = true;
+      else if (m->getNumArgs() >= 1)
+        archives_with_model_.insert(object_decl(m->getArg(0)));
     }
     if (auto* w = r.Nodes.getNodeAs<CXXMemberCallExpr>("ck.write"); w && w->getNumArgs() >= 1) {
       const Expr* key = w->getArg(0);

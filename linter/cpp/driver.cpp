@@ -99,7 +99,7 @@ class ErrorCollector : public DiagnosticConsumer {
   }
   std::string first_error;
   std::string missing_header;  // set when the first error is an #include not found
-  std::string where;  // the header the error is in, if not the main file
+  std::string where;           // the header the error is in, if not the main file
   unsigned offset = 0;
 };
 
@@ -152,7 +152,8 @@ class IncludeCollector : public PPCallbacks {
     seen.angled = angled;
     if (const FileEntry* includer = sm_.getFileEntryForID(sm_.getFileID(sm_.getExpansionLoc(hash)))) {
       llvm::StringRef r = includer->tryGetRealPathName();
-      seen.includer_dir = fs::path(absolute_in(working_dir_, r.empty() ? includer->getName() : r)).parent_path().string();
+      seen.includer_dir =
+          fs::path(absolute_in(working_dir_, r.empty() ? includer->getName() : r)).parent_path().string();
     }
     out_.push_back(std::move(seen));
   }
@@ -209,7 +210,8 @@ class LintAction : public ASTFrontendAction {
     }
     const HeaderSearch& search = pp.getHeaderSearchInfo();
     for (auto it = search.search_dir_begin(); it != search.search_dir_end(); ++it) {
-      if (const DirectoryEntry* dir = it->getDir()) out_.search_dirs.push_back(absolute_in(working_dir, dir->getName()));
+      if (const DirectoryEntry* dir = it->getDir())
+        out_.search_dirs.push_back(absolute_in(working_dir, dir->getName()));
     }
     pp.addPPCallbacks(std::make_unique<IncludeCollector>(ci.getSourceManager(), working_dir, out_.includes));
     return std::make_unique<LintConsumer>(enabled_, out_.result.findings, out_.result.summary);
@@ -283,7 +285,9 @@ std::optional<std::vector<Dependency>> dependencies(const ParseOutput& parse, co
     }
     // Without a project root every header outside LibTorch counts (slower, never stale).
     if (inc.path == main_file || (!root.empty() && !is_under(inc.path, root))) continue;
-    if (std::any_of(torch_roots.begin(), torch_roots.end(), [&](const std::string& t) { return is_under(inc.path, t); })) continue;
+    if (std::any_of(torch_roots.begin(), torch_roots.end(),
+                    [&](const std::string& t) { return is_under(inc.path, t); }))
+      continue;
     if (!seen.insert(inc.path).second) continue;
     auto hash = hash_file(inc.path);
     if (!hash) return std::nullopt;  // unreadable now: do not cache what cannot be checked
@@ -397,7 +401,8 @@ std::vector<std::string> torch_include_args(std::string& found) {
     }
   }
   if (const char* lt = std::getenv("LIBTORCH")) roots.push_back(std::string(lt) + "/include");
-  for (const char* r : {"/usr/include", "/usr/local/include", "/opt/libtorch/include", "/usr/local/libtorch/include"}) roots.push_back(r);
+  for (const char* r : {"/usr/include", "/usr/local/include", "/opt/libtorch/include", "/usr/local/libtorch/include"})
+    roots.push_back(r);
   std::vector<std::string> args;
   std::error_code ec;
   for (const auto& root : roots) {
@@ -412,7 +417,7 @@ std::vector<std::string> torch_include_args(std::string& found) {
 }
 
 struct FileJob {
-  std::string path;     // as given (display)
+  std::string path;  // as given (display)
   std::string absolute;
   tooling::CompilationDatabase* db = nullptr;
   // Without a compile command: this file's own project include folders. Per file, not
@@ -447,7 +452,8 @@ std::optional<fs::path> find_project_header(const fs::path& root, const std::str
     const fs::path& p = it->path();
     std::string name = p.filename().string();
     if (it->is_directory(ec)) {
-      if (name.starts_with(".") || name == "build" || name == "node_modules" || it.depth() > 12) it.disable_recursion_pending();
+      if (name.starts_with(".") || name == "build" || name == "node_modules" || it.depth() > 12)
+        it.disable_recursion_pending();
       continue;
     }
     std::string s = p.generic_string();
@@ -465,8 +471,9 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   std::string resource_dir = options.resource_dir.empty() ? default_resource_dir() : options.resource_dir;
   std::error_code ec;
   if (!resource_dir.empty() && !fs::is_directory(fs::path(resource_dir) / "include", ec)) {
-    result.notes.push_back("Clang resource directory " + resource_dir +
-                           " has no include/ (is clang-14's libclang-common-14-dev installed?); builtin headers may be missing");
+    result.notes.push_back(
+        "Clang resource directory " + resource_dir +
+        " has no include/ (is clang-14's libclang-common-14-dev installed?); builtin headers may be missing");
   }
 
   // Compilation databases: one per directory, loaded once.
@@ -488,8 +495,9 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   if (options.build_dir) {
     given_dir = fs::absolute(*options.build_dir, ec);
     if (!fs::is_regular_file(*given_dir / "compile_commands.json", ec)) {
-      result.errors.push_back({*options.build_dir, "no compile_commands.json in this directory (-p); configure the build with "
-                                                   "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
+      result.errors.push_back({*options.build_dir,
+                               "no compile_commands.json in this directory (-p); configure the build with "
+                               "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"});
       return result;
     }
   }
@@ -534,8 +542,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     result.notes.push_back("no compile_commands.json found for " + std::to_string(without_db.size()) +
                            (without_db.size() == 1 ? " file" : " files") + " (e.g. " + without_db.front() +
                            ") in its directory or above; pass -p BUILD_DIR or configure with "
-                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON. Linting with:" + flags +
-                           " and, per file, -I of its folder and of the include/ folders beside it" +
+                           "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON. Linting with:" +
+                           flags + " and, per file, -I of its folder and of the include/ folders beside it" +
                            (found.empty() ? " (LibTorch headers not found; set TORCH_INCLUDE_DIRS)" : ""));
     for (auto& j : jobs) {
       if (!j.db) j.db = fallback.get();
@@ -546,7 +554,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   std::atomic<size_t> from_cache{0};
   std::atomic<size_t> next{0};
   // The adjustments of every compile command; the PCH is built with the same flags.
-  std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments", "-fno-caret-diagnostics"};
+  std::vector<std::string> extra = {"-w", "-Wno-unknown-warning-option", "-Qunused-arguments",
+                                    "-fno-caret-diagnostics"};
   extra.insert(extra.end(), options.extra_args.begin(), options.extra_args.end());
   tooling::ArgumentsAdjuster adjust = tooling::getClangSyntaxOnlyAdjuster();
   for (auto a : {tooling::getClangStripOutputAdjuster(), tooling::getClangStripDependencyFileAdjuster(),
@@ -554,45 +563,52 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     adjust = tooling::combineAdjusters(adjust, a);
   }
   if (!resource_dir.empty()) {
-    adjust = tooling::combineAdjusters(adjust, [resource_dir](const tooling::CommandLineArguments& args, llvm::StringRef) {
-                                          for (const auto& a : args) {
-                                            if (llvm::StringRef(a).startswith("-resource-dir")) return args;
-                                          }
-                                          tooling::CommandLineArguments out = args;
-                                          out.insert(out.begin() + (out.empty() ? 0 : 1), "-resource-dir=" + resource_dir);
-                                          return out;
-                                        });
+    adjust =
+        tooling::combineAdjusters(adjust, [resource_dir](const tooling::CommandLineArguments& args, llvm::StringRef) {
+          for (const auto& a : args) {
+            if (llvm::StringRef(a).startswith("-resource-dir")) return args;
+          }
+          tooling::CommandLineArguments out = args;
+          out.insert(out.begin() + (out.empty() ? 0 : 1), "-resource-dir=" + resource_dir);
+          return out;
+        });
   }
   std::unique_ptr<PchCache> pch_cache;
   if (options.use_pch) {
     std::string dir = options.pch_dir.empty() ? default_pch_dir() : options.pch_dir;
     if (!dir.empty()) {
-      pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string(), options.pch_max_size ? options.pch_max_size : kDefaultPchMaxSize);
+      pch_cache = std::make_unique<PchCache>(fs::absolute(dir, ec).string(),
+                                             options.pch_max_size ? options.pch_max_size : kDefaultPchMaxSize);
     }
   }
   std::unique_ptr<ResultCache> cache;
-  if (!options.cache_dir.empty()) cache = std::make_unique<ResultCache>(options.cache_dir, options.tool_identity, "cpp-");
+  if (!options.cache_dir.empty())
+    cache = std::make_unique<ResultCache>(options.cache_dir, options.tool_identity, "cpp-");
   // Canonical, as the real paths of the included files are (a project under a symlink).
-  const std::string project_root = options.project_root.empty() ? "" : fs::weakly_canonical(fs::absolute(options.project_root, ec), ec).string();
+  const std::string project_root =
+      options.project_root.empty() ? "" : fs::weakly_canonical(fs::absolute(options.project_root, ec), ec).string();
   // Headers the include path lacks are replaced by empty ones in a folder of the job's,
   // searched last, so that Clang parses the rest of the file; what needs their
   // declarations does not match, and stays silent.
   // Returns false when Clang could not be run at all (nothing to cache).
-  auto run_once = [&](const FileJob& job, const std::string& pch, ParseOutput& parse, const std::vector<std::string>& standins,
-                      const fs::path& standin_dir, const std::vector<std::string>& found_dirs) {
+  auto run_once = [&](const FileJob& job, const std::string& pch, ParseOutput& parse,
+                      const std::vector<std::string>& standins, const fs::path& standin_dir,
+                      const std::vector<std::string>& found_dirs) {
     tooling::ClangTool tool(*job.db, {job.absolute});
     tool.setPrintErrorMessage(false);
     ErrorCollector diags;
     tool.setDiagnosticConsumer(&diags);
     tool.appendArgumentsAdjuster(adjust);
     if (!pch.empty()) {
-      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster({"-include-pch", pch}, tooling::ArgumentInsertPosition::END));
+      tool.appendArgumentsAdjuster(
+          tooling::getInsertArgumentAdjuster({"-include-pch", pch}, tooling::ArgumentInsertPosition::END));
     }
     // After the PCH's flags: Clang does not check user include folders against a PCH, so
     // one PCH serves every file of the fallback command.
     std::vector<std::string> own = job.project_includes;
     for (const auto& d : found_dirs) own.push_back("-I" + d);
-    if (!own.empty()) tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(own, tooling::ArgumentInsertPosition::END));
+    if (!own.empty())
+      tool.appendArgumentsAdjuster(tooling::getInsertArgumentAdjuster(own, tooling::ArgumentInsertPosition::END));
     if (!standins.empty()) {
       std::error_code write_ec;
       for (const auto& header : standins) {
@@ -619,7 +635,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   };
   auto pch_rejected = [](const std::string& error) {
     std::string e = llvm::StringRef(error).lower();
-    return e.find("precompiled") != std::string::npos || e.find("pch") != std::string::npos || e.find("ast file") != std::string::npos;
+    return e.find("precompiled") != std::string::npos || e.find("pch") != std::string::npos ||
+           e.find("ast file") != std::string::npos;
   };
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < jobs.size(); i = next.fetch_add(1)) {
@@ -661,7 +678,8 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
       }
       std::error_code job_ec;
       std::vector<std::string> standins, found_dirs, searched;
-      const std::optional<fs::path> repo = job.db == fallback.get() && fallback ? repository_root(job.absolute) : std::nullopt;
+      const std::optional<fs::path> repo =
+          job.db == fallback.get() && fallback ? repository_root(job.absolute) : std::nullopt;
       const fs::path standin_dir = fs::weakly_canonical(fs::temp_directory_path(job_ec), job_ec) /
                                    ("torchlint-standins-" + std::to_string(::getpid()) + "-" + std::to_string(i));
       ParseOutput parse;
@@ -720,8 +738,9 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
   std::vector<ProgramUnit> units(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     auto commands = jobs[i].db->getCompileCommands(jobs[i].absolute);
-    units[i].executable = commands.empty() ? program_key({}, "", jobs[i].absolute)
-                                           : program_key(commands.front().CommandLine, commands.front().Directory, jobs[i].absolute);
+    units[i].executable = commands.empty()
+                              ? program_key({}, "", jobs[i].absolute)
+                              : program_key(commands.front().CommandLine, commands.front().Directory, jobs[i].absolute);
     units[i].summary = &slots[i].summary;
     units[i].findings = &slots[i].findings;
   }

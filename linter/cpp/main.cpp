@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   std::string build_dir, output_format = "full", output_file, config_file, cache_dir, pch_max_size;
   bool exit_zero = false, list = false, quiet = false, isolated = false, verbose = false;
   app.add_option("files", options.files, "C++ source files (.cpp .cc .cxx; headers when named)");
-  app.add_option("-p,--build-path", build_dir, "Directory with compile_commands.json (default: the files' directories and parents)");
+  app.add_option("-p,--build-path", build_dir,
+                 "Directory with compile_commands.json (default: the files' directories and parents)");
   app.add_option("-j,--jobs", options.jobs, "Translation units in parallel (default: all cores)");
   app.add_option("--select", select, "Rules to run: codes, prefixes (TL1), names, ALL")
       ->expected(1)
@@ -38,18 +39,25 @@ int main(int argc, char** argv) {
                  "Argument appended to every compile command, after the configuration's extra-args (--extra-arg=-IDIR)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--resource-dir", options.resource_dir, "Clang resource directory (default: " + cpp::default_resource_dir() + ")");
+  app.add_option("--resource-dir", options.resource_dir,
+                 "Clang resource directory (default: " + cpp::default_resource_dir() + ")");
   bool no_pch = false;
-  app.add_option("--pch-dir", options.pch_dir, "Precompiled-header cache (default: $XDG_CACHE_HOME/torchlint/pch or ~/.cache/torchlint/pch)");
-  app.add_option("--pch-max-size", pch_max_size, "Size cap of the precompiled-header cache, least recently used first out: 500M, 2G or bytes (default: 2G)");
+  app.add_option("--pch-dir", options.pch_dir,
+                 "Precompiled-header cache (default: $XDG_CACHE_HOME/torchlint/pch or ~/.cache/torchlint/pch)");
+  app.add_option(
+      "--pch-max-size", pch_max_size,
+      "Size cap of the precompiled-header cache, least recently used first out: 500M, 2G or bytes (default: 2G)");
   app.add_flag("--no-pch", no_pch, "Parse the LibTorch headers in every translation unit (no precompiled header)");
   app.add_option("--output-format", output_format, "full, concise, json, jsonl, sarif, github, gitlab");
   app.add_option("-o,--output-file", output_file, "Write the report to this file (default: standard output)");
   app.add_flag("-q,--quiet", quiet, "Print no notes (findings and errors only)");
   app.add_flag("-v,--verbose", verbose, "Also say how many translation units came from the result cache");
-  app.add_option("--config", config_file, "Configuration file (default: nearest torchlint.toml or pyproject.toml with [tool.torchlint])");
+  app.add_option("--config", config_file,
+                 "Configuration file (default: nearest torchlint.toml or pyproject.toml with [tool.torchlint])");
   app.add_flag("--isolated", isolated, "Read no configuration file");
-  app.add_option("--cache-dir", cache_dir, "Keep results in this result cache (torchlint's .torchlint_cache; `torchlint check` passes its own) and re-use them while the compile command, the file and its project headers are unchanged");
+  app.add_option("--cache-dir", cache_dir,
+                 "Keep results in this result cache (torchlint's .torchlint_cache; `torchlint check` passes its own) "
+                 "and re-use them while the compile command, the file and its project headers are unchanged");
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
   app.add_flag("--list-rules", list, "List the C++ rules and exit");
   try {
@@ -88,7 +96,8 @@ int main(int argc, char** argv) {
       }
       path = config_file;
     } else {
-      path = find_config_file(options.files.empty() ? std::filesystem::path(".") : std::filesystem::path(options.files.front()));
+      path = find_config_file(options.files.empty() ? std::filesystem::path(".")
+                                                    : std::filesystem::path(options.files.front()));
     }
     if (path) {
       std::string error;
@@ -112,7 +121,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (size_t i = 0; i < registry.rules().size(); ++i) {
-    if (enabled.contains(i) && cpp_codes.contains(registry.rules()[i].code)) options.enabled.insert(registry.rules()[i].code);
+    if (enabled.contains(i) && cpp_codes.contains(registry.rules()[i].code))
+      options.enabled.insert(registry.rules()[i].code);
   }
   const CppConfig configured = config ? config->cpp : CppConfig{};
   if (!build_dir.empty()) {
@@ -140,8 +150,9 @@ int main(int argc, char** argv) {
     options.cache_dir = cache_dir;
     options.tool_identity = executable_identity(std::string("torchlint-cpp ") + TORCHLINT_VERSION);
     // Project headers are those under the project's root, found as `torchlint check` does.
-    options.project_root = config ? config->root.string()
-                                  : find_project_root(options.files.empty() ? "." : options.files.front()).path.string();
+    options.project_root = config
+                               ? config->root.string()
+                               : find_project_root(options.files.empty() ? "." : options.files.front()).path.string();
   }
   if (options.files.empty()) {
     std::cerr << "torchlint-cpp: error: no files given\n";

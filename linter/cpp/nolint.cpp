@@ -81,11 +81,13 @@ NolintScan scan_nolint(std::string_view text) {
           open.push_back({line, column, codes, blanket});
         } else {
           // NOLINTEND closes the most recent NOLINTBEGIN with the same list.
-          auto it = std::find_if(open.rbegin(), open.rend(), [&](const Open& o) { return o.codes == codes && o.blanket == blanket; });
+          auto it = std::find_if(open.rbegin(), open.rend(),
+                                 [&](const Open& o) { return o.codes == codes && o.blanket == blanket; });
           if (it == open.rend()) {
             out.problems.emplace_back(line, "NOLINTEND without a matching NOLINTBEGIN");
           } else {
-            out.ranges.push_back({it->line, line, it->line, it->column, it->blanket ? std::vector<std::string>{} : it->codes});
+            out.ranges.push_back(
+                {it->line, line, it->line, it->column, it->blanket ? std::vector<std::string>{} : it->codes});
             open.erase(std::next(it).base());
           }
         }

@@ -26,7 +26,8 @@ std::vector<std::string> leading_torch_includes(const std::string& text) {
   size_t i = 0, n = text.size();
   auto skip_space = [&] {
     while (i < n) {
-      if (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n' || text[i] == '\f' || text[i] == '\v') {
+      if (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n' || text[i] == '\f' ||
+          text[i] == '\v') {
         ++i;
       } else if (text.compare(i, 2, "//") == 0) {
         while (i < n && text[i] != '\n') ++i;
@@ -78,7 +79,8 @@ std::vector<std::string> include_dirs(const std::string& directory, const std::v
     llvm::StringRef a = args[i];
     for (llvm::StringRef flag : {"-isystem", "-iquote", "-idirafter", "-I"}) {
       if (!a.startswith(flag)) continue;
-      std::string d = a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
+      std::string d =
+          a.size() > flag.size() ? a.drop_front(flag.size()).str() : (i + 1 < args.size() ? args[i + 1] : "");
       if (!d.empty()) dirs.push_back((fs::path(directory) / d).string());
       break;
     }
@@ -185,7 +187,8 @@ std::string PchCache::get(const tooling::CompileCommand& command, const std::str
     const std::string& a = command.CommandLine[i];
     if (i > 0 && (a == "-c" || a == "--")) continue;
     if (i > 0 && (a == command.Filename || a == main_file ||
-                  (a[0] != '-' && fs::absolute(fs::path(command.Directory) / a, ec).lexically_normal() == fs::path(main_file)))) {
+                  (a[0] != '-' &&
+                   fs::absolute(fs::path(command.Directory) / a, ec).lexically_normal() == fs::path(main_file)))) {
       continue;
     }
     args.push_back(a);

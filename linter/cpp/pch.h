@@ -50,8 +50,8 @@ class PchCache {
   std::string dir_;
   uint64_t max_size_;
   std::mutex mutex_;
-  std::map<std::string, int> in_use_;  // PCH path -> translation units parsing with it
-  std::set<std::string> ours_;         // every PCH path this process handed out
+  std::map<std::string, int> in_use_;                      // PCH path -> translation units parsing with it
+  std::set<std::string> ours_;                             // every PCH path this process handed out
   std::map<std::string, std::shared_ptr<Entry>> entries_;  // by key
   std::map<std::string, std::string> key_of_;              // PCH path -> key
 };

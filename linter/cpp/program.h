@@ -42,7 +42,8 @@ inline std::set<std::string> reached_facts(const ProgramUnit& unit, const std::v
   };
   add(*unit.summary);
   for (const auto& other : units) {
-    if (&other == &unit || other.executable != unit.executable || !other.summary || other.summary->contains("main")) continue;
+    if (&other == &unit || other.executable != unit.executable || !other.summary || other.summary->contains("main"))
+      continue;
     add(*other.summary);
   }
   std::set<std::string> facts, seen;

@@ -50,8 +50,12 @@ class Context {
   // Reports at `range` (macro locations map to where the macro is used). Findings outside
   // the main file are dropped: headers are linted when asked for, as their own file.
   void report(std::string_view code, clang::SourceRange range, std::string message);
-  void report(std::string_view code, const clang::Stmt* s, std::string message) { report(code, s->getSourceRange(), std::move(message)); }
-  bool in_main_file(clang::SourceLocation loc) const { return loc.isValid() && sm_.isInMainFile(sm_.getExpansionLoc(loc)); }
+  void report(std::string_view code, const clang::Stmt* s, std::string message) {
+    report(code, s->getSourceRange(), std::move(message));
+  }
+  bool in_main_file(clang::SourceLocation loc) const {
+    return loc.isValid() && sm_.isInMainFile(sm_.getExpansionLoc(loc));
+  }
   // Offset of a location in the main file (expansion location).
   unsigned offset(clang::SourceLocation loc) const { return sm_.getFileOffset(sm_.getExpansionLoc(loc)); }
 

@@ -23,9 +23,13 @@ using namespace clang::ast_matchers;
 
 // ---- classes ----
 inline DeclarationMatcher optimizer_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::optim::Optimizer")); }
-inline DeclarationMatcher scheduler_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::optim::LRScheduler")); }
+inline DeclarationMatcher scheduler_class() {
+  return cxxRecordDecl(isSameOrDerivedFrom("::torch::optim::LRScheduler"));
+}
 inline DeclarationMatcher module_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::Module")); }
-inline DeclarationMatcher module_holder_class() { return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::ModuleHolder")); }
+inline DeclarationMatcher module_holder_class() {
+  return cxxRecordDecl(isSameOrDerivedFrom("::torch::nn::ModuleHolder"));
+}
 inline DeclarationMatcher tensor_class() { return cxxRecordDecl(hasAnyName("::at::Tensor", "::at::TensorBase")); }
 // What has a forward pass and a training mode, beyond nn modules: a TorchScript module
 // (`torch::jit::load`, `torch::jit::script::Module` is an alias) and a type-erased
@@ -42,7 +46,9 @@ inline DeclarationMatcher model_class() {
 inline internal::BindableMatcher<Stmt> member_call(llvm::StringRef name, const DeclarationMatcher& cls) {
   return cxxMemberCallExpr(callee(cxxMethodDecl(hasName(name), ofClass(cls))));
 }
-inline internal::BindableMatcher<Stmt> optimizer_call(llvm::StringRef name) { return member_call(name, optimizer_class()); }
+inline internal::BindableMatcher<Stmt> optimizer_call(llvm::StringRef name) {
+  return member_call(name, optimizer_class());
+}
 inline internal::BindableMatcher<Stmt> module_call(llvm::StringRef name) { return member_call(name, module_class()); }
 // eval()/train()/forward() on any model: through `->` of a ModuleHolder (`torch::nn::Linear`,
 // a TORCH_MODULE type, `torch::nn::Sequential`) or a `std::shared_ptr<Net>`, `.` on a
@@ -51,8 +57,8 @@ inline internal::BindableMatcher<Stmt> model_call(llvm::StringRef name) { return
 
 // `loss.backward()` and `torch::autograd::backward({loss})`.
 inline internal::BindableMatcher<Stmt> backward_call() {
-  return callExpr(callee(functionDecl(anyOf(cxxMethodDecl(hasName("backward"), ofClass(tensor_class())),
-                                            hasName("::torch::autograd::backward")))));
+  return callExpr(callee(functionDecl(
+      anyOf(cxxMethodDecl(hasName("backward"), ofClass(tensor_class())), hasName("::torch::autograd::backward")))));
 }
 
 // The events of one training step, for the rules that check their presence and order:
@@ -69,8 +75,8 @@ inline void add_training_step_matchers(MatchFinder& f, MatchFinder::MatchCallbac
 // A forward pass: `model->forward(x)`, `model.forward(x)`, `model(x)` (ModuleHolder),
 // `module.forward({x})` (TorchScript), `any.forward(x)` (AnyModule).
 inline internal::BindableMatcher<Stmt> forward_call() {
-  return expr(anyOf(model_call("forward"),
-                    cxxOperatorCallExpr(hasOverloadedOperatorName("()"), hasArgument(0, expr(hasType(module_holder_class()))))));
+  return expr(anyOf(model_call("forward"), cxxOperatorCallExpr(hasOverloadedOperatorName("()"),
+                                                               hasArgument(0, expr(hasType(module_holder_class()))))));
 }
 
 // ---- objects ----
@@ -274,8 +280,8 @@ inline bool is_no_grad_guard_type(QualType t) {
   const CXXRecordDecl* rd = t.getNonReferenceType()->getAsCXXRecordDecl();
   if (!rd) return false;
   std::string n = rd->getQualifiedNameAsString();
-  return n == "c10::NoGradGuard" || n == "at::NoGradGuard" || n == "c10::InferenceMode" ||
-         n == "torch::NoGradGuard" || n == "c10::AutoNonVariableTypeMode" || n == "at::AutoDispatchBelowADInplaceOrView";
+  return n == "c10::NoGradGuard" || n == "at::NoGradGuard" || n == "c10::InferenceMode" || n == "torch::NoGradGuard" ||
+         n == "c10::AutoNonVariableTypeMode" || n == "at::AutoDispatchBelowADInplaceOrView";
 }
 
 inline bool is_false_literal(const Expr* e) {
@@ -329,7 +335,8 @@ inline const Stmt* semantic_parent(const Stmt* s, ASTContext& ctx) {
     if (parents.empty()) return nullptr;
     const Stmt* p = parents[0].get<Stmt>();
     if (!p) return nullptr;
-    if (isa<ImplicitCastExpr>(p) || isa<MaterializeTemporaryExpr>(p) || isa<ParenExpr>(p) || isa<CXXBindTemporaryExpr>(p)) {
+    if (isa<ImplicitCastExpr>(p) || isa<MaterializeTemporaryExpr>(p) || isa<ParenExpr>(p) ||
+        isa<CXXBindTemporaryExpr>(p)) {
       s = p;
       continue;
     }
@@ -356,14 +363,16 @@ class CallGraph {
     if (auto* ref = r.Nodes.getNodeAs<DeclRefExpr>("cg.ref")) {
       // `&fn`, `std::thread(fn)`: called from where we cannot see.
       auto* call = dyn_cast_or_null<CallExpr>(semantic_parent(ref, ctx));
-      if (!call || call->getCallee()->IgnoreParenImpCasts() != ref) escaped_.insert(r.Nodes.getNodeAs<FunctionDecl>("cg.fn")->getCanonicalDecl());
+      if (!call || call->getCallee()->IgnoreParenImpCasts() != ref)
+        escaped_.insert(r.Nodes.getNodeAs<FunctionDecl>("cg.fn")->getCanonicalDecl());
       return true;
     }
     if (auto* ref = r.Nodes.getNodeAs<DeclRefExpr>("cg.lambda_ref")) {
       // A lambda variable used other than as `f(...)` is handed on.
       auto* call = dyn_cast_or_null<CXXOperatorCallExpr>(semantic_parent(ref, ctx));
       if (!call || call->getOperator() != OO_Call || call->getArg(0)->IgnoreParenImpCasts() != ref) {
-        if (const CXXRecordDecl* closure = ref->getType()->getAsCXXRecordDecl()) escaped_.insert(closure->getLambdaCallOperator()->getCanonicalDecl());
+        if (const CXXRecordDecl* closure = ref->getType()->getAsCXXRecordDecl())
+          escaped_.insert(closure->getLambdaCallOperator()->getCanonicalDecl());
       }
       return true;
     }
@@ -376,15 +385,19 @@ class CallGraph {
         if (parents.empty()) break;
         var = parents[0].get<VarDecl>();
         p = parents[0].get<Stmt>();
-        if (p && !isa<ImplicitCastExpr>(p) && !isa<MaterializeTemporaryExpr>(p) && !isa<CXXConstructExpr>(p) && !isa<ExprWithCleanups>(p)) break;
+        if (p && !isa<ImplicitCastExpr>(p) && !isa<MaterializeTemporaryExpr>(p) && !isa<CXXConstructExpr>(p) &&
+            !isa<ExprWithCleanups>(p))
+          break;
       }
-      if (!var || var->getType()->getAsCXXRecordDecl() != lambda->getLambdaClass()) escaped_.insert(lambda->getCallOperator()->getCanonicalDecl());
+      if (!var || var->getType()->getAsCXXRecordDecl() != lambda->getLambdaClass())
+        escaped_.insert(lambda->getCallOperator()->getCanonicalDecl());
       return true;
     }
     auto* call = r.Nodes.getNodeAs<CallExpr>("cg.call");
     if (!call) return false;
     auto* callee = r.Nodes.getNodeAs<FunctionDecl>("cg.callee");
-    if (const Decl* from = enclosing_callable(call, ctx)) edges_[from->getCanonicalDecl()].insert(callee->getCanonicalDecl());
+    if (const Decl* from = enclosing_callable(call, ctx))
+      edges_[from->getCanonicalDecl()].insert(callee->getCanonicalDecl());
     calls_.push_back({call, callee->getCanonicalDecl()});
     return true;
   }
@@ -407,7 +420,8 @@ class CallGraph {
   // A call inside `scope` (same function) to a function that reaches a mark.
   bool scope_calls_marked(const Stmt* scope, ASTContext& ctx, const Stmt* before = nullptr) const {
     for (const auto& [call, callee] : calls_) {
-      if (before && ctx.getSourceManager().isBeforeInTranslationUnit(before->getBeginLoc(), call->getBeginLoc())) continue;
+      if (before && ctx.getSourceManager().isBeforeInTranslationUnit(before->getBeginLoc(), call->getBeginLoc()))
+        continue;
       if (reaches(callee) && is_inside(call, scope, ctx)) return true;
     }
     return false;

@@ -63,7 +63,8 @@ TSTree* parse_with_memo(ParseMemo& memo, std::string_view source) {
     size_t prefix = 0, limit = std::min(before.size(), source.size());
     while (prefix < limit && before[prefix] == source[prefix]) ++prefix;
     size_t suffix = 0;
-    while (suffix < limit - prefix && before[before.size() - 1 - suffix] == source[source.size() - 1 - suffix]) ++suffix;
+    while (suffix < limit - prefix && before[before.size() - 1 - suffix] == source[source.size() - 1 - suffix])
+      ++suffix;
     TSInputEdit edit;
     edit.start_byte = static_cast<uint32_t>(prefix);
     edit.old_end_byte = static_cast<uint32_t>(before.size() - suffix);
@@ -180,9 +181,9 @@ FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const Analysis
   if (auto bad = file.find_invalid_utf8()) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02x", bad->byte);
-    encoding_error = file_level_error(file, bad->offset,
-                                      std::string("file is not valid UTF-8 (byte ") + hex +
-                                          "); findings for this file may be incomplete");
+    encoding_error = file_level_error(
+        file, bad->offset,
+        std::string("file is not valid UTF-8 (byte ") + hex + "); findings for this file may be incomplete");
   }
   TSTree* tree = options.memo ? parse_with_memo(*options.memo, file.text()) : parse_python(file.text());
   if (!tree) {

@@ -85,17 +85,28 @@ std::string canonical_name(std::string name) {
 
 std::string_view value_kind_name(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kUnknown: return "unknown";
-    case ValueKind::kModel: return "model";
-    case ValueKind::kLoss: return "loss";
-    case ValueKind::kOptimizer: return "optimizer";
-    case ValueKind::kScheduler: return "scheduler";
-    case ValueKind::kDataLoader: return "dataloader";
-    case ValueKind::kGradScaler: return "grad-scaler";
-    case ValueKind::kDevice: return "device";
-    case ValueKind::kTensor: return "tensor";
-    case ValueKind::kInstance: return "instance";
-    case ValueKind::kInMemoryDataset: return "in-memory-dataset";
+    case ValueKind::kUnknown:
+      return "unknown";
+    case ValueKind::kModel:
+      return "model";
+    case ValueKind::kLoss:
+      return "loss";
+    case ValueKind::kOptimizer:
+      return "optimizer";
+    case ValueKind::kScheduler:
+      return "scheduler";
+    case ValueKind::kDataLoader:
+      return "dataloader";
+    case ValueKind::kGradScaler:
+      return "grad-scaler";
+    case ValueKind::kDevice:
+      return "device";
+    case ValueKind::kTensor:
+      return "tensor";
+    case ValueKind::kInstance:
+      return "instance";
+    case ValueKind::kInMemoryDataset:
+      return "in-memory-dataset";
   }
   return "unknown";
 }
@@ -115,11 +126,24 @@ bool is_framework_trainer(std::string_view q) {
 }
 
 std::span<const std::string_view> lightning_hooks() {
-  static constexpr std::string_view kHooks[] = {
-      "training_step", "validation_step", "test_step", "predict_step", "configure_optimizers",
-      "train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader", "setup", "prepare_data",
-      "on_fit_start", "on_train_start", "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_end",
-      "on_train_batch_end", "forward"};
+  static constexpr std::string_view kHooks[] = {"training_step",
+                                                "validation_step",
+                                                "test_step",
+                                                "predict_step",
+                                                "configure_optimizers",
+                                                "train_dataloader",
+                                                "val_dataloader",
+                                                "test_dataloader",
+                                                "predict_dataloader",
+                                                "setup",
+                                                "prepare_data",
+                                                "on_fit_start",
+                                                "on_train_start",
+                                                "on_train_epoch_start",
+                                                "on_train_epoch_end",
+                                                "on_validation_epoch_end",
+                                                "on_train_batch_end",
+                                                "forward"};
   return kHooks;
 }
 
@@ -136,9 +160,9 @@ bool receiver_names_optimizer(std::string_view receiver) {
 
 bool makes_synthetic_tensor(std::string_view q) {
   static const NameSet factories = {
-      "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full",
-      "torch.randn_like", "torch.rand_like", "torch.randint_like", "torch.zeros_like", "torch.ones_like",
-      "torch.empty_like", "torch.full_like",
+      "torch.randn",      "torch.rand",      "torch.randint",    "torch.zeros",     "torch.ones",
+      "torch.empty",      "torch.full",      "torch.randn_like", "torch.rand_like", "torch.randint_like",
+      "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
   };
   return factories.contains(q);
 }
@@ -155,7 +179,8 @@ ValueKind classify_call(std::string_view q) {
       q == "torch.nn.parallel.DistributedDataParallel") {
     return ValueKind::kModel;
   }
-  if (q == "torch.cuda.amp.grad_scaler.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") return ValueKind::kGradScaler;
+  if (q == "torch.cuda.amp.grad_scaler.GradScaler" || q == "torch.amp.grad_scaler.GradScaler")
+    return ValueKind::kGradScaler;
   if (q == kTorchDevice) return ValueKind::kDevice;
   if (q.starts_with("torch.optim.lr_scheduler.")) {
     return starts_with_upper(last_component(q)) ? ValueKind::kScheduler : ValueKind::kUnknown;
@@ -176,12 +201,50 @@ ValueKind classify_call(std::string_view q) {
     if (last.ends_with("Loss")) return ValueKind::kLoss;
     // Parameter-free building blocks are modules but never "the model".
     static const NameSet layers = {
-        "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
-        "Tanh", "Softmax", "LogSoftmax", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
-        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten",
-        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool2d", "Upsample", "PixelShuffle", "ZeroPad2d",
-        "ConstantPad2d", "ReflectionPad2d", "CosineSimilarity", "PairwiseDistance",
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "PReLU",
+        "ELU",
+        "SELU",
+        "CELU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "Sigmoid",
+        "Tanh",
+        "Softmax",
+        "LogSoftmax",
+        "Softplus",
+        "Softsign",
+        "Hardtanh",
+        "Hardswish",
+        "Hardsigmoid",
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "AlphaDropout",
+        "Identity",
+        "Flatten",
+        "Unflatten",
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool2d",
+        "Upsample",
+        "PixelShuffle",
+        "ZeroPad2d",
+        "ConstantPad2d",
+        "ReflectionPad2d",
+        "CosineSimilarity",
+        "PairwiseDistance",
     };
     if (layers.contains(last)) return ValueKind::kUnknown;
     return ValueKind::kModel;
@@ -227,8 +290,8 @@ Rng seeded_by(std::string_view q) {
 
 Rng draws_from(std::string_view q) {
   static const NameSet random_functions = {
-      "random.random", "random.randint", "random.randrange", "random.choice", "random.choices",
-      "random.shuffle", "random.sample", "random.uniform", "random.gauss", "random.normalvariate",
+      "random.random",      "random.randint",     "random.randrange",  "random.choice",      "random.choices",
+      "random.shuffle",     "random.sample",      "random.uniform",    "random.gauss",       "random.normalvariate",
       "random.betavariate", "random.expovariate", "random.triangular", "random.getrandbits",
   };
   if (random_functions.contains(q)) return Rng::kRandom;
@@ -237,8 +300,8 @@ Rng draws_from(std::string_view q) {
     if (fn.find('.') != std::string_view::npos) return Rng::kNone;
     // Generators and state plumbing are not draws from the global generator.
     static const NameSet not_draws = {
-        "seed", "default_rng", "Generator", "RandomState", "SeedSequence", "get_state", "set_state",
-        "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator",
+        "seed",      "default_rng", "Generator", "RandomState", "SeedSequence", "get_state",
+        "set_state", "PCG64",       "MT19937",   "Philox",      "SFC64",        "BitGenerator",
     };
     if (!not_draws.contains(fn)) return Rng::kNumpy;
   }
@@ -321,7 +384,7 @@ std::string_view usage_fact(std::string_view q) {
   }();
   if (q.empty()) return {};
   const auto& candidates = q.size() > 6 && q.starts_with("torch.") ? groups.torch[static_cast<unsigned char>(q[6])]
-                                                                    : groups.other[static_cast<unsigned char>(q[0])];
+                                                                   : groups.other[static_cast<unsigned char>(q[0])];
   for (const Prefix* p : candidates) {
     if (q.starts_with(p->prefix)) return p->fact;
   }
@@ -330,13 +393,63 @@ std::string_view usage_fact(std::string_view q) {
 
 bool is_external_package(std::string_view top) {
   static const NameSet known = {
-      "torch", "torchvision", "torchaudio", "torchtext", "numpy", "scipy", "pandas", "sklearn",
-      "builtins", "os", "sys", "math", "random", "re", "json", "time", "datetime", "logging",
-      "argparse", "pathlib", "typing", "collections", "functools", "itertools", "dataclasses",
-      "shutil", "subprocess", "copy", "pickle", "glob", "warnings", "contextlib", "abc", "enum",
-      "transformers", "lightning", "pytorch_lightning", "accelerate", "timm", "tqdm", "wandb",
-      "mlflow", "tensorboard", "PIL", "cv2", "matplotlib", "yaml", "hydra", "omegaconf",
-      "datasets", "einops", "fastapi", "flask", "requests", "io", "tempfile", "inspect",
+      "torch",
+      "torchvision",
+      "torchaudio",
+      "torchtext",
+      "numpy",
+      "scipy",
+      "pandas",
+      "sklearn",
+      "builtins",
+      "os",
+      "sys",
+      "math",
+      "random",
+      "re",
+      "json",
+      "time",
+      "datetime",
+      "logging",
+      "argparse",
+      "pathlib",
+      "typing",
+      "collections",
+      "functools",
+      "itertools",
+      "dataclasses",
+      "shutil",
+      "subprocess",
+      "copy",
+      "pickle",
+      "glob",
+      "warnings",
+      "contextlib",
+      "abc",
+      "enum",
+      "transformers",
+      "lightning",
+      "pytorch_lightning",
+      "accelerate",
+      "timm",
+      "tqdm",
+      "wandb",
+      "mlflow",
+      "tensorboard",
+      "PIL",
+      "cv2",
+      "matplotlib",
+      "yaml",
+      "hydra",
+      "omegaconf",
+      "datasets",
+      "einops",
+      "fastapi",
+      "flask",
+      "requests",
+      "io",
+      "tempfile",
+      "inspect",
   };
   return known.contains(top);
 }

@@ -32,15 +32,15 @@ std::string canonical_name(std::string name);
 
 enum class ValueKind : uint8_t {
   kUnknown,
-  kModel,      // an nn.Module used as a model (not a loss)
-  kLoss,       // an nn.Module loss criterion
+  kModel,  // an nn.Module used as a model (not a loss)
+  kLoss,   // an nn.Module loss criterion
   kOptimizer,
   kScheduler,
   kDataLoader,
   kGradScaler,
   kDevice,
   kTensor,
-  kInstance,   // an instance of a class defined in the project
+  kInstance,         // an instance of a class defined in the project
   kInMemoryDataset,  // a dataset whose items are slices of tensors in memory (TensorDataset)
 };
 std::string_view value_kind_name(ValueKind kind);
@@ -78,10 +78,10 @@ Rng draws_from(std::string_view qualname);
 
 // Deprecated automatic-mixed-precision APIs (deprecated in torch 2.4).
 struct DeprecatedAmp {
-  std::string_view replacement;   // "torch.amp.autocast"
-  std::string_view device;        // "cuda" or "cpu"
-  bool decorator_keyword;         // custom_fwd/custom_bwd take device_type= as keyword
-  bool positional_shift_safe;     // inserting the device as the first positional keeps meaning
+  std::string_view replacement;  // "torch.amp.autocast"
+  std::string_view device;       // "cuda" or "cpu"
+  bool decorator_keyword;        // custom_fwd/custom_bwd take device_type= as keyword
+  bool positional_shift_safe;    // inserting the device as the first positional keeps meaning
 };
 std::optional<DeprecatedAmp> deprecated_amp(std::string_view qualname);
 

@@ -87,7 +87,8 @@ void Checker::dispatch(Event event, F&& f) {
   model_.end_event();
 }
 
-void Checker::report(TSNode node, std::string message, std::optional<Fix> fix, std::vector<ProjectCondition> conditions) {
+void Checker::report(TSNode node, std::string message, std::optional<Fix> fix,
+                     std::vector<ProjectCondition> conditions) {
   if (!current_rule_) return;
   Diagnostic d;
   d.code = current_rule_->info->code;
@@ -271,7 +272,8 @@ void Checker::locate_hidden_error(TSNode root) {
   for (TSNode c : named_children(n)) {
     if (Syntax::get().kind(c) == Kind::kComment) continue;
     if (!ts_node_is_null(prev) && ts_node_start_point(c).row == ts_node_end_point(prev).row) {
-      std::string_view between = file_.text().substr(ts_node_end_byte(prev), ts_node_start_byte(c) - ts_node_end_byte(prev));
+      std::string_view between =
+          file_.text().substr(ts_node_end_byte(prev), ts_node_start_byte(c) - ts_node_end_byte(prev));
       if (between.find(';') == std::string_view::npos) {
         note_syntax_error(c, "invalid syntax (missing newline, comma or operator before this)");
         return;
@@ -300,7 +302,8 @@ bool Checker::enter(TSNode node) {
         // reports it at the statement that follows.
         TSNode owner = parent_node();
         TSNode next = ts_node_is_null(owner) ? TSNode{} : ts_node_next_named_sibling(owner);
-        while (!ts_node_is_null(next) && Syntax::get().kind(next) == Kind::kComment) next = ts_node_next_named_sibling(next);
+        while (!ts_node_is_null(next) && Syntax::get().kind(next) == Kind::kComment)
+          next = ts_node_next_named_sibling(next);
         note_syntax_error(ts_node_is_null(next) ? node : next, "expected an indented block");
       }
       return true;
@@ -411,7 +414,8 @@ void Checker::leave(TSNode node) {
       on_function_leave(node);
       break;
     case Kind::kClassDefinition: {
-      const ClassInfo& cls = *model_.classes_[static_cast<size_t>(model_.scopes_[model_.scope_stack_.back()].class_index)];
+      const ClassInfo& cls =
+          *model_.classes_[static_cast<size_t>(model_.scopes_[model_.scope_stack_.back()].class_index)];
       dispatch(Event::kClassEnd, [&](auto& h) { h.on_class_end(cls, node, *this); });
       model_.scope_stack_.pop_back();
       break;
@@ -538,7 +542,8 @@ static ValueInfo value_from_annotation(const SemanticModel& model, TSNode type) 
   TSNode expr = ts_node_named_child_count(type) > 0 ? ts_node_named_child(type, 0) : type;
   auto q = model.resolve_qualified_name(expr);
   if (!q) return {};
-  if (*q == "torch.optim.Optimizer" || *q == "torch.optim.optimizer.Optimizer") return {ValueKind::kOptimizer, *q, false};
+  if (*q == "torch.optim.Optimizer" || *q == "torch.optim.optimizer.Optimizer")
+    return {ValueKind::kOptimizer, *q, false};
   if (*q == api::kDataLoaderClass) return {ValueKind::kDataLoader, *q, false};
   if (q->starts_with("torch.optim.lr_scheduler.")) return {ValueKind::kScheduler, *q, false};
   if (*q == api::kTorchDevice) return {ValueKind::kDevice, *q, false};
@@ -586,7 +591,8 @@ void Checker::on_function_enter(TSNode node) {
       }
       if (*q == api::kSetGradEnabled && syn.kind(expr) == Kind::kCall) {
         TSNode args = field(expr, f.arguments);
-        if (!ts_node_is_null(args) && is_false_literal(ts_node_named_child(args, 0))) fn->grad_disabled_decorator = true;
+        if (!ts_node_is_null(args) && is_false_literal(ts_node_named_child(args, 0)))
+          fn->grad_disabled_decorator = true;
       }
     }
   }
@@ -603,7 +609,9 @@ void Checker::on_function_enter(TSNode node) {
     TSNode name_node{};
     TSNode type{};
     switch (syn.kind(p)) {
-      case Kind::kIdentifier: name_node = p; break;
+      case Kind::kIdentifier:
+        name_node = p;
+        break;
       case Kind::kTypedParameter:
         name_node = ts_node_named_child(p, 0);
         type = field(p, f.type);
@@ -613,7 +621,8 @@ void Checker::on_function_enter(TSNode node) {
         name_node = field(p, f.name);
         type = field(p, f.type);
         break;
-      default: break;
+      default:
+        break;
     }
     if (ts_node_is_null(name_node) || syn.kind(name_node) != Kind::kIdentifier) continue;
     Binding b;
@@ -750,9 +759,12 @@ void Checker::on_with_enter(TSNode node) {
       } else if (*q == api::kSetGradEnabled) {
         TSNode args = field(value, f.arguments);
         TSNode arg = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);
-        if (is_false_literal(arg)) ctx = GradContext::kNoGrad;
-        else if (is_true_literal(arg)) ctx = GradContext::kEnableGrad;
-        else continue;  // decided at run time
+        if (is_false_literal(arg))
+          ctx = GradContext::kNoGrad;
+        else if (is_true_literal(arg))
+          ctx = GradContext::kEnableGrad;
+        else
+          continue;  // decided at run time
       } else if (*q == api::kAutocast || api::deprecated_amp(*q)) {
         ctx = GradContext::kAutocast;
       } else if (*q == api::kDetectAnomaly) {
@@ -919,20 +931,32 @@ void Checker::on_call(TSNode node) {
   if (event.qualname) {
     const std::string& q = *event.qualname;
     switch (api::seeded_by(q)) {
-      case api::Rng::kTorch: add_fact(fn, "seeds-torch"); break;
-      case api::Rng::kNumpy: add_fact(fn, "seeds-numpy"); break;
-      case api::Rng::kRandom: add_fact(fn, "seeds-random"); break;
+      case api::Rng::kTorch:
+        add_fact(fn, "seeds-torch");
+        break;
+      case api::Rng::kNumpy:
+        add_fact(fn, "seeds-numpy");
+        break;
+      case api::Rng::kRandom:
+        add_fact(fn, "seeds-random");
+        break;
       case api::Rng::kAll:
         add_fact(fn, "seeds-torch");
         add_fact(fn, "seeds-numpy");
         add_fact(fn, "seeds-random");
         break;
-      case api::Rng::kNone: break;
+      case api::Rng::kNone:
+        break;
     }
     switch (api::draws_from(q)) {
-      case api::Rng::kNumpy: add_fact(fn, "draws-numpy"); break;
-      case api::Rng::kRandom: add_fact(fn, "draws-random"); break;
-      default: break;
+      case api::Rng::kNumpy:
+        add_fact(fn, "draws-numpy");
+        break;
+      case api::Rng::kRandom:
+        add_fact(fn, "draws-random");
+        break;
+      default:
+        break;
     }
     if (q == api::kAutogradGrad) fn.calls_autograd_grad = true;
     if (auto usage = api::usage_fact(q); !usage.empty()) add_fact(fn, usage);
@@ -980,14 +1004,19 @@ void Checker::on_call(TSNode node) {
   auto loop_event = [&](LoopEventKind kind, std::string_view who, std::string callee = {}) {
     for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) {
       LoopState& loop = model_.loops_[i];
-      LoopEvent e{kind, node, std::string(who), callee, model_.conditions_.size() > loop.condition_base,
+      LoopEvent e{kind,
+                  node,
+                  std::string(who),
+                  callee,
+                  model_.conditions_.size() > loop.condition_base,
                   event.positional_count()};
       loop.events.push_back(std::move(e));
     }
   };
   if (model_.loops_.size() > fn.loop_base) {
     if (event.method == "zero_grad") loop_event(LoopEventKind::kZeroGrad, receiver_text);
-    if (event.qualname && !model_.is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
+    if (event.qualname &&
+        !model_.is_external_package(std::string_view(*event.qualname).substr(0, event.qualname->find('.')))) {
       loop_event(LoopEventKind::kCall, {}, *event.qualname);
     }
     std::string_view target = event.forward_pass_target(model_);
@@ -1008,13 +1037,15 @@ void Checker::on_call(TSNode node) {
                                         lower(last_name(receiver_text)).find("sched") != std::string::npos)) {
     loop_event(LoopEventKind::kSchedulerStep, receiver_text);
   } else if (event.method == "step") {
-    bool optimizer = receiver.kind == ValueKind::kOptimizer ||
-                     (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
-                     (receiver.kind == ValueKind::kUnknown && names_optimizer(receiver_text)) ||
-                     (receiver.kind == ValueKind::kUnknown && lower(last_name(receiver_text)).find("scaler") != std::string::npos &&
-                      event.positional_count() > 0);
+    bool optimizer =
+        receiver.kind == ValueKind::kOptimizer ||
+        (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
+        (receiver.kind == ValueKind::kUnknown && names_optimizer(receiver_text)) ||
+        (receiver.kind == ValueKind::kUnknown && lower(last_name(receiver_text)).find("scaler") != std::string::npos &&
+         event.positional_count() > 0);
     if (optimizer) {
-      bool via_scaler = receiver.kind == ValueKind::kGradScaler || lower(last_name(receiver_text)).find("scaler") != std::string::npos;
+      bool via_scaler = receiver.kind == ValueKind::kGradScaler ||
+                        lower(last_name(receiver_text)).find("scaler") != std::string::npos;
       TSNode stepped = via_scaler ? event.positional(0) : TSNode{};
       loop_event(LoopEventKind::kOptimizerStep, ts_node_is_null(stepped) ? receiver_text : model_.text(stepped));
       fn.steps_optimizer = true;
@@ -1033,7 +1064,8 @@ void Checker::on_call(TSNode node) {
     if (!ts_node_is_null(fallback) && model_.infer_value(fallback).cuda) {
       std::string_view flag, v;
       for (size_t i = 0; i < event.positional_count(); ++i) {
-        if (string_literal_value(event.positional(i), model_.source(), v) && (flag.empty() || v.starts_with("--"))) flag = v;
+        if (string_literal_value(event.positional(i), model_.source(), v) && (flag.empty() || v.starts_with("--")))
+          flag = v;
       }
       TSNode dest = event.keyword("dest", model_.source());
       std::string name;
@@ -1144,7 +1176,8 @@ void Checker::on_assignment(TSNode node) {
   bool eval_on_creation = false;
   if (!ts_node_is_null(right) && syn.kind(right) == Kind::kCall) {
     TSNode callee = field(right, f.function);
-    if (syn.kind(callee) == Kind::kAttribute && model_.text(field(callee, f.attribute)) == "eval") eval_on_creation = true;
+    if (syn.kind(callee) == Kind::kAttribute && model_.text(field(callee, f.attribute)) == "eval")
+      eval_on_creation = true;
   }
   for (size_t i = 0; i < target_count; ++i) {
     TSNode t = targets[i];
@@ -1174,9 +1207,11 @@ void Checker::on_comment(TSNode node) {
   }
   TSPoint p = ts_node_start_point(node);
   std::string_view line = file_.line_text(p.row + 1);
-  bool own_line = line.substr(0, std::min<size_t>(p.column, line.size())).find_first_not_of(" \t") == std::string_view::npos;
+  bool own_line =
+      line.substr(0, std::min<size_t>(p.column, line.size())).find_first_not_of(" \t") == std::string_view::npos;
   uint32_t column = file_.position(ts_node_start_byte(node)).column;
-  if (auto s = parse_suppression_comment(text, p.row + 1, column, own_line)) result_.suppressions.push_back(std::move(*s));
+  if (auto s = parse_suppression_comment(text, p.row + 1, column, own_line))
+    result_.suppressions.push_back(std::move(*s));
 }
 
 }  // namespace torchlint::python

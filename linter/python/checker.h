@@ -95,10 +95,10 @@ class Checker final : public RuleContext {
   TSTreeCursor arg_cursor_{};            // reused to read them
   SemanticModel model_;
   FileResult result_;
-  std::vector<uint32_t> marks_;         // offsets of the '(' and '#' bytes, ascending
-  mutable size_t next_mark_ = 0;        // where holds_no_events resumes its search
-  std::vector<TSNode> ancestors_;       // path from the root to the current node
-  std::vector<TSNode> statements_;      // enclosing simple statements
+  std::vector<uint32_t> marks_;     // offsets of the '(' and '#' bytes, ascending
+  mutable size_t next_mark_ = 0;    // where holds_no_events resumes its search
+  std::vector<TSNode> ancestors_;   // path from the root to the current node
+  std::vector<TSNode> statements_;  // enclosing simple statements
   // Every function's byte range and qualname, in the order entered: a finding reported
   // at module end is placed in the function that holds its node.
   struct FunctionSpan {
@@ -107,7 +107,7 @@ class Checker final : public RuleContext {
   };
   std::vector<FunctionSpan> function_spans_;
   bool module_calls_own_function_ = false;  // module-level code runs the script's functions
-  std::vector<size_t> with_pushes_;     // contexts pushed per with statement
+  std::vector<size_t> with_pushes_;         // contexts pushed per with statement
   std::vector<bool> if_was_main_guard_;
   std::vector<bool> pushed_condition_;  // per if/elif/while node
   void note_syntax_error(TSNode node, std::string message);

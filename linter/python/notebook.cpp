@@ -21,8 +21,9 @@ bool is_ipython_syntax(std::string_view line) {
   size_t eq = rest.find('=');
   if (eq != std::string_view::npos && eq > 0 && eq + 1 < rest.size() && rest[eq + 1] != '=') {
     std::string_view target = rest.substr(0, eq);
-    bool names_only = target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_., \t") ==
-                      std::string_view::npos;
+    bool names_only =
+        target.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_., \t") ==
+        std::string_view::npos;
     size_t value = rest.find_first_not_of(" \t", eq + 1);
     if (names_only && value != std::string_view::npos && (rest[value] == '%' || rest[value] == '!')) return true;
   }
@@ -61,7 +62,8 @@ struct SourceScanner {
     return false;
   }
   void skip_space() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t')) advance(pos + 1);
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n' || text[pos] == '\r' || text[pos] == '\t'))
+      advance(pos + 1);
   }
   // Positions (line, column of the first character inside the quotes) of the next cell's
   // source elements.

@@ -31,7 +31,7 @@ struct CallArgument {
 struct CallEvent {
   TSNode node{};
   TSNode callee{};
-  TSNode arguments{};     // argument_list (null for `f(x for x in y)`)
+  TSNode arguments{};  // argument_list (null for `f(x for x in y)`)
   std::optional<std::string> qualname;
   std::string_view method;  // "step" for `opt.step()`
   TSNode receiver{};        // `opt` in `opt.step()`
@@ -65,7 +65,7 @@ struct CallEvent {
 
 // A decorator that is a bare name (`@torch.cuda.amp.custom_fwd`, no call).
 struct DecoratorEvent {
-  TSNode node{};        // the decorator expression
+  TSNode node{};  // the decorator expression
   std::optional<std::string> qualname;
 };
 
@@ -73,9 +73,9 @@ struct DecoratorEvent {
 // "torch.nn"), `import functorch` ("functorch"), `from torch import qr as old_qr`
 // ("torch.qr", canonical like a call's qualname). Star imports make no event.
 struct ImportEvent {
-  TSNode statement{};      // the import_statement / import_from_statement
-  TSNode name{};           // the dotted_name or aliased_import of this name
-  TSNode module{};         // from-imports: the module's dotted_name (null for `import x`)
+  TSNode statement{};  // the import_statement / import_from_statement
+  TSNode name{};       // the dotted_name or aliased_import of this name
+  TSNode module{};     // from-imports: the module's dotted_name (null for `import x`)
   std::string qualified_name;
   std::string_view alias;  // `as` name, empty without one
   bool is_from = false;
@@ -84,9 +84,9 @@ struct ImportEvent {
 // An assignment statement, after its right-hand side was traversed: `x = v`,
 // `self.layers = [...]`, `total += loss`, `a = b = v` (one event per target).
 struct AssignEvent {
-  TSNode node{};    // the assignment
+  TSNode node{};  // the assignment
   TSNode target{};
-  TSNode value{};   // null for annotations without a value
+  TSNode value{};       // null for annotations without a value
   std::string_view op;  // "=" or the augmented operator ("+=")
 };
 
@@ -164,7 +164,17 @@ class Analysis {
 // The events a rule or analysis handles. The Checker calls a handler only where the class
 // declares one: a call event would otherwise make some forty virtual calls, most of them
 // into the empty defaults, each touching a cold object and vtable.
-enum class Event : uint8_t { kCall, kDecorator, kAssign, kAfterAssign, kClassEnd, kFunctionEnd, kLoopEnd, kModuleEnd, kImport };
+enum class Event : uint8_t {
+  kCall,
+  kDecorator,
+  kAssign,
+  kAfterAssign,
+  kClassEnd,
+  kFunctionEnd,
+  kLoopEnd,
+  kModuleEnd,
+  kImport
+};
 using EventMask = uint32_t;
 constexpr EventMask event_bit(Event e) { return EventMask{1} << static_cast<unsigned>(e); }
 
@@ -208,7 +218,8 @@ class RuleContext {
                       std::vector<ProjectCondition> conditions = {}) = 0;
   // A finding whose severity is not the rule's catalog severity (a removed API is an
   // error where the rule's deprecations are warnings).
-  virtual void report_as(Severity severity, TSNode node, std::string message, std::optional<Fix> fix = std::nullopt) = 0;
+  virtual void report_as(Severity severity, TSNode node, std::string message,
+                         std::optional<Fix> fix = std::nullopt) = 0;
   // Adds a related location (byte range of this file) to the finding this rule reported
   // last: the second place that explains it. Nothing happens when the last report was
   // dropped.
@@ -252,7 +263,7 @@ class Rule {
 
 struct RuleEntry {
   RuleInfo info;
-  std::unique_ptr<Rule> (*make)();  // null for rules the front-end or session reports itself
+  std::unique_ptr<Rule> (*make)();   // null for rules the front-end or session reports itself
   EventMask events = ~EventMask{0};  // what the rule's class handles (rule_entry fills it in)
   // The rule's kTriggers (empty: it runs on every file).
   std::vector<std::string_view> triggers;
@@ -280,8 +291,8 @@ std::vector<std::string_view> rule_triggers() {
 // The registry entry of rule class `R`.
 template <class R>
 RuleEntry rule_entry(RuleInfo info) {
-  return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); },
-          handled_events<R, Rule>(), rule_triggers<R>()};
+  return {std::move(info), []() -> std::unique_ptr<Rule> { return std::make_unique<R>(); }, handled_events<R, Rule>(),
+          rule_triggers<R>()};
 }
 
 }  // namespace torchlint::python

@@ -12,20 +12,22 @@ namespace {
 
 bool is_builtin(std::string_view name) {
   static const NameSet builtins = {
-      "print", "len", "range", "enumerate", "zip", "map", "filter", "float", "int", "str", "bool",
-      "list", "dict", "set", "tuple", "isinstance", "issubclass", "super", "open", "sum", "min", "max",
-      "abs", "round", "sorted", "reversed", "any", "all", "getattr", "setattr", "hasattr", "type",
-      "iter", "next", "repr", "vars", "dir", "id", "hash", "callable", "object", "exec", "eval",
-      "compile", "__import__", "input", "format", "divmod", "pow", "chr", "ord", "bytes", "bytearray",
-      "memoryview", "frozenset", "complex", "slice", "property", "staticmethod", "classmethod",
+      "print",      "len",      "range",        "enumerate",   "zip",        "map",        "filter",    "float",
+      "int",        "str",      "bool",         "list",        "dict",       "set",        "tuple",     "isinstance",
+      "issubclass", "super",    "open",         "sum",         "min",        "max",        "abs",       "round",
+      "sorted",     "reversed", "any",          "all",         "getattr",    "setattr",    "hasattr",   "type",
+      "iter",       "next",     "repr",         "vars",        "dir",        "id",         "hash",      "callable",
+      "object",     "exec",     "eval",         "compile",     "__import__", "input",      "format",    "divmod",
+      "pow",        "chr",      "ord",          "bytes",       "bytearray",  "memoryview", "frozenset", "complex",
+      "slice",      "property", "staticmethod", "classmethod",
   };
   return builtins.contains(name);
 }
 
 bool is_module_method_returning_self(std::string_view method) {
   static const NameSet methods = {
-      "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval", "requires_grad_",
-      "share_memory", "type", "to_empty", "apply", "xpu", "mps",
+      "to",   "cuda",           "cpu",          "half", "float",    "double", "bfloat16", "train",
+      "eval", "requires_grad_", "share_memory", "type", "to_empty", "apply",  "xpu",      "mps",
   };
   return methods.contains(method);
 }
@@ -73,7 +75,8 @@ SemanticModel::SemanticModel(std::string_view source, std::string module_name)
   // pytorch/x.py` imports `lightning.pytorch`): inside that package's repository, it is
   // project code, not an installed library.
   own_package_ = std::string(top_level_package(module_));
-  std::string_view last = dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
+  std::string_view last =
+      dot == std::string::npos ? std::string_view(module_) : std::string_view(module_).substr(dot + 1);
   pytest_file_ = last.starts_with("test_") || last.ends_with("_test") || last == "conftest" ||
                  ("." + module_ + ".").find(".tests.") != std::string::npos ||
                  ("." + module_ + ".").find(".test_utils.") != std::string::npos ||
@@ -354,15 +357,16 @@ bool names_model(std::string_view name) {
   std::string heap;
   std::string_view n;
   if (name.size() <= sizeof(buf)) {
-    for (size_t i = 0; i < name.size(); ++i) buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    for (size_t i = 0; i < name.size(); ++i)
+      buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
     n = std::string_view(buf, name.size());
   } else {
     heap = lower_copy(name);
     n = heap;
   }
   static const NameSet exact = {
-      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
-      "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student",
+      "model", "net",  "network",  "classifier", "encoder",   "decoder", "generator", "discriminator",
+      "netg",  "netd", "backbone", "policy",     "ema_model", "teacher", "student",
   };
   return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net");
 }

@@ -27,8 +27,8 @@ inline constexpr const char* kUsesCudaFact = "uses-cuda";
 
 struct ValueInfo {
   ValueKind kind = ValueKind::kUnknown;
-  std::string type;        // constructor's qualified name, or the project class
-  bool cuda = false;       // a device value that is (or may be) CUDA
+  std::string type;   // constructor's qualified name, or the project class
+  bool cuda = false;  // a device value that is (or may be) CUDA
   // A made-up tensor of a shape written as literals (`torch.randn(1, 3, 32, 32)`): what a
   // shape check feeds a model, unlike noise of a computed shape (a generator's input).
   bool literal_shape = false;
@@ -45,8 +45,8 @@ struct Binding {
 
 struct ClassInfo {
   std::string qualname;
-  std::vector<std::string> bases;  // resolved qualified names
-  bool is_module = false;          // derives from torch.nn.Module
+  std::vector<std::string> bases;                       // resolved qualified names
+  bool is_module = false;                               // derives from torch.nn.Module
   std::unordered_map<std::string, Binding> attributes;  // self.x = ... in any method
 };
 
@@ -69,7 +69,7 @@ struct FunctionState {
   std::string name;
   std::string qualname;
   bool is_module_level = false;
-  int enclosing_class = -1;       // classes_ index when this is a method
+  int enclosing_class = -1;  // classes_ index when this is a method
   bool grad_disabled_decorator = false;
   bool grad_disabled_statement = false;  // torch.set_grad_enabled(False) earlier in the body
   bool calls_backward = false;
@@ -98,15 +98,15 @@ enum class LoopEventKind : uint8_t {
 struct LoopEvent {
   LoopEventKind kind;
   TSNode node{};
-  std::string receiver;  // "opt", "self.optimizer", the model, the loss expression
-  std::string callee;    // kCall: the qualified name
+  std::string receiver;      // "opt", "self.optimizer", the model, the loss expression
+  std::string callee;        // kCall: the qualified name
   bool conditional = false;  // under an `if` inside the loop body (gradient accumulation)
   size_t arguments = 0;      // positional arguments (ReduceLROnPlateau.step(metric))
 };
 
 struct LoopState {
   TSNode node{};
-  TSNode iter{};          // for-loops: the iterable expression
+  TSNode iter{};  // for-loops: the iterable expression
   bool is_for = false;
   bool calls_backward = false;
   bool steps_optimizer = false;
@@ -114,9 +114,9 @@ struct LoopState {
   // Project functions called in the body itself, not in a loop nested in it: what one
   // iteration runs once (a training step helper), for the project pass.
   std::vector<std::string> direct_callees;
-  std::vector<LoopEvent> events;     // in source order, nested loops included
-  size_t condition_base = 0;         // conditions inside the body start here
-  size_t depth = 0;                  // 0 for the outermost loop of its function
+  std::vector<LoopEvent> events;  // in source order, nested loops included
+  size_t condition_base = 0;      // conditions inside the body start here
+  size_t depth = 0;               // 0 for the outermost loop of its function
   // Per event, whether it runs under a condition within this loop (-1: not yet known):
   // every training-loop rule asks at the loop's end, and the answer is a walk of the tree.
   mutable std::vector<int8_t> guarded;
@@ -235,14 +235,14 @@ class SemanticModel {
 
   std::string_view source_;
   std::string module_;
-  std::string package_;  // for relative imports
+  std::string package_;      // for relative imports
   std::string own_package_;  // see is_external_package
   std::vector<Scope> scopes_;
   std::vector<size_t> scope_stack_;
   std::vector<std::unique_ptr<ClassInfo>> classes_;
   std::unordered_map<std::string_view, size_t> class_by_qualname_;  // views of ClassInfo::qualname
-  std::vector<std::unique_ptr<FunctionState>> functions_;  // stack; [0] is the module
-  std::vector<std::pair<GradContext, bool>> contexts_;     // (kind, disables grad)
+  std::vector<std::unique_ptr<FunctionState>> functions_;           // stack; [0] is the module
+  std::vector<std::pair<GradContext, bool>> contexts_;              // (kind, disables grad)
   std::vector<LoopState> loops_;
   std::vector<TSNode> conditions_;
   std::vector<std::string> star_imports_;

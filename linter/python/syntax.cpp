@@ -91,17 +91,62 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
     if (it != by_name.end()) kinds_[s] = it->second;
   }
   static const NameSet expressions = {
-      "assignment", "augmented_assignment", "binary_operator", "boolean_operator", "comparison_operator",
-      "unary_operator", "not_operator", "subscript", "slice", "list", "tuple", "dictionary", "set", "pair",
-      "keyword_argument", "parenthesized_expression", "conditional_expression", "expression_list", "pattern_list",
-      "tuple_pattern", "list_pattern", "concatenated_string", "type", "generic_type", "union_type",
-      "default_parameter", "typed_parameter", "typed_default_parameter", "list_splat", "dictionary_splat", "await",
-      "yield", "list_comprehension", "dictionary_comprehension", "set_comprehension", "generator_expression",
-      "named_expression", "parameters", "argument_list", "lambda",
+      "assignment",
+      "augmented_assignment",
+      "binary_operator",
+      "boolean_operator",
+      "comparison_operator",
+      "unary_operator",
+      "not_operator",
+      "subscript",
+      "slice",
+      "list",
+      "tuple",
+      "dictionary",
+      "set",
+      "pair",
+      "keyword_argument",
+      "parenthesized_expression",
+      "conditional_expression",
+      "expression_list",
+      "pattern_list",
+      "tuple_pattern",
+      "list_pattern",
+      "concatenated_string",
+      "type",
+      "generic_type",
+      "union_type",
+      "default_parameter",
+      "typed_parameter",
+      "typed_default_parameter",
+      "list_splat",
+      "dictionary_splat",
+      "await",
+      "yield",
+      "list_comprehension",
+      "dictionary_comprehension",
+      "set_comprehension",
+      "generator_expression",
+      "named_expression",
+      "parameters",
+      "argument_list",
+      "lambda",
   };
   static const NameSet named_tokens = {
-      "comment", "ellipsis", "escape_interpolation", "escape_sequence", "false", "float", "identifier",
-      "integer", "line_continuation", "none", "string_end", "string_start", "true", "type_conversion",
+      "comment",
+      "ellipsis",
+      "escape_interpolation",
+      "escape_sequence",
+      "false",
+      "float",
+      "identifier",
+      "integer",
+      "line_continuation",
+      "none",
+      "string_end",
+      "string_start",
+      "true",
+      "type_conversion",
   };
   token_.assign(count, false);
   for (uint32_t s = 0; s < count; ++s) {
@@ -117,12 +162,14 @@ Syntax::Syntax() : language_(tree_sitter_python()) {
   }
   // ERROR is symbol 65535 (ts_builtin_sym_error), outside the table: handled by callers
   // through ts_node_is_error / has_error.
-  auto f = [&](const char* n) { return ts_language_field_id_for_name(language_, n, static_cast<uint32_t>(std::string_view(n).size())); };
-  fields_ = Fields{f("name"),       f("body"),        f("function"),     f("arguments"),    f("object"),
-                   f("attribute"),  f("left"),        f("right"),        f("value"),        f("condition"),
-                   f("module_name"), f("alias"),      f("parameters"),   f("superclasses"), f("consequence"),
-                   f("alternative"), f("definition"), f("type"),         f("operators"),
-                   f("key"),         f("subscript")};
+  auto f = [&](const char* n) {
+    return ts_language_field_id_for_name(language_, n, static_cast<uint32_t>(std::string_view(n).size()));
+  };
+  fields_ =
+      Fields{f("name"),       f("body"),         f("function"),    f("arguments"),   f("object"),      f("attribute"),
+             f("left"),       f("right"),        f("value"),       f("condition"),   f("module_name"), f("alias"),
+             f("parameters"), f("superclasses"), f("consequence"), f("alternative"), f("definition"),  f("type"),
+             f("operators"),  f("key"),          f("subscript")};
   uint32_t field_count = ts_language_field_count(language_);
   field_names_.assign(field_count + 1, std::string_view());
   for (uint32_t id = 1; id <= field_count; ++id) {

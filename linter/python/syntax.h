@@ -81,9 +81,8 @@ enum class Kind : uint8_t {
 };
 
 struct Fields {
-  TSFieldId name, body, function, arguments, object, attribute, left, right, value, condition,
-      module_name, alias, parameters, superclasses, consequence, alternative, definition, type, operators,
-      key, subscript;
+  TSFieldId name, body, function, arguments, object, attribute, left, right, value, condition, module_name, alias,
+      parameters, superclasses, consequence, alternative, definition, type, operators, key, subscript;
 };
 
 class Syntax {
@@ -119,8 +118,8 @@ class Syntax {
   std::vector<bool> expression_;
   std::vector<bool> token_;
   Fields fields_{};
-  std::vector<std::string_view> field_names_;        // by id; [0] is empty
-  std::optional<detail::NameIndex> field_ids_;        // name -> position in field_names_
+  std::vector<std::string_view> field_names_;   // by id; [0] is empty
+  std::optional<detail::NameIndex> field_ids_;  // name -> position in field_names_
 };
 
 // Small helpers over TSNode that every part of the front-end uses.

@@ -31,7 +31,8 @@ class Tokens {
     } else {
       text_ = buf_;
     }
-    for (size_t i = 0; i < name.size(); ++i) text_[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    for (size_t i = 0; i < name.size(); ++i)
+      text_[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
     size_t i = 0;
     while (i < name.size()) {
       while (i < name.size() && !std::isalnum(static_cast<unsigned char>(text_[i]))) ++i;
@@ -56,8 +57,10 @@ class Tokens {
  private:
   static constexpr size_t kInline = 16;
   void add(std::string_view token) {
-    if (count_ < kInline) inline_[count_] = token;
-    else more_.push_back(token);
+    if (count_ < kInline)
+      inline_[count_] = token;
+    else
+      more_.push_back(token);
     ++count_;
   }
   std::string_view at(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
@@ -74,9 +77,9 @@ bool has_token(const Tokens& tokens, std::initializer_list<std::string_view> wan
 
 // Tokens that make a name describe a thing's configuration rather than the thing.
 bool has_config_token(const Tokens& tokens) {
-  return has_token(tokens, {"cfg", "config", "conf", "name", "names", "type", "types", "args", "kwargs", "params",
-                            "cls", "class", "fn", "func", "factory", "builder", "spec", "kind", "hparams", "path",
-                            "dir", "file", "id", "str", "dict", "list"});
+  return has_token(tokens, {"cfg",     "config", "conf",  "name", "names", "type",    "types",   "args", "kwargs",
+                            "params",  "cls",    "class", "fn",   "func",  "factory", "builder", "spec", "kind",
+                            "hparams", "path",   "dir",   "file", "id",    "str",     "dict",    "list"});
 }
 
 }  // namespace
@@ -129,15 +132,16 @@ bool names_scheduler(std::string_view name) {
   std::string_view last = last_component(name);
   if (!contains_lower(last, "sched") && !contains_lower(last, "lrs")) return false;
   Tokens tokens(name);
-  if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"})) return false;
+  if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"}))
+    return false;
   return has_token(tokens, {"scheduler", "schedulers", "sched", "lrscheduler", "lrs"});
 }
 
 bool names_model(std::string_view name) {
   std::string n = lower(last_component(name));
   static const NameSet exact = {
-      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
-      "netg", "netd", "backbone", "policy", "ema_model", "teacher", "student", "module", "models",
+      "model", "net",      "network", "classifier", "encoder", "decoder", "generator", "discriminator", "netg",
+      "netd",  "backbone", "policy",  "ema_model",  "teacher", "student", "module",    "models",
   };
   if (n == "module") return false;  // `model.module`: the wrapper's inner model, named by its root
   return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net") ||
@@ -182,11 +186,18 @@ std::vector<std::string> parameter_names(TSNode fn, const SemanticModel& model) 
     TSNode p = ts_node_named_child(params, i);
     TSNode name{};
     switch (syn.kind(p)) {
-      case Kind::kIdentifier: name = p; break;
-      case Kind::kTypedParameter: name = ts_node_named_child(p, 0); break;
+      case Kind::kIdentifier:
+        name = p;
+        break;
+      case Kind::kTypedParameter:
+        name = ts_node_named_child(p, 0);
+        break;
       case Kind::kDefaultParameter:
-      case Kind::kTypedDefaultParameter: name = field(p, f.name); break;
-      default: break;
+      case Kind::kTypedDefaultParameter:
+        name = field(p, f.name);
+        break;
+      default:
+        break;
     }
     if (ts_node_is_null(name) || syn.kind(name) != Kind::kIdentifier) continue;
     out.emplace_back(model.text(name));
@@ -204,15 +215,91 @@ bool is_library_name(std::string_view q) {
   std::string_view top = q.substr(0, q.find('.'));
   if (api::is_external_package(top)) return true;
   static const NameSet more = {
-      "flask", "fastapi", "starlette", "litestar", "bentoml", "ray", "sanic", "quart", "aiohttp", "uvicorn",
-      "pydantic", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "onnx", "openai", "peft",
-      "trl", "huggingface_hub", "safetensors", "joblib", "tensorflow", "keras", "jax", "tensorboardX", "comet_ml",
-      "neptune", "clearml", "aim", "sacred", "dvclive", "swanlab", "deepspeed", "bitsandbytes", "apex", "spacy",
-      "nltk", "langchain", "vllm", "xgboost", "lightgbm", "gradio", "streamlit", "csv", "cachetools", "whisper",
-      "open_clip", "clip", "easyocr", "lightning_fabric", "torchmetrics", "rich", "loguru", "click", "typer",
-      "fire", "h5py", "lmdb", "psutil", "socket", "threading", "multiprocessing", "queue", "asyncio", "uuid",
-      "hashlib", "base64", "struct", "zipfile", "tarfile", "urllib", "http", "traceback", "gc", "platform",
-      "signal", "string", "textwrap", "operator", "numbers", "statistics", "heapq", "bisect", "weakref",
+      "flask",
+      "fastapi",
+      "starlette",
+      "litestar",
+      "bentoml",
+      "ray",
+      "sanic",
+      "quart",
+      "aiohttp",
+      "uvicorn",
+      "pydantic",
+      "diffusers",
+      "sentence_transformers",
+      "ultralytics",
+      "onnxruntime",
+      "onnx",
+      "openai",
+      "peft",
+      "trl",
+      "huggingface_hub",
+      "safetensors",
+      "joblib",
+      "tensorflow",
+      "keras",
+      "jax",
+      "tensorboardX",
+      "comet_ml",
+      "neptune",
+      "clearml",
+      "aim",
+      "sacred",
+      "dvclive",
+      "swanlab",
+      "deepspeed",
+      "bitsandbytes",
+      "apex",
+      "spacy",
+      "nltk",
+      "langchain",
+      "vllm",
+      "xgboost",
+      "lightgbm",
+      "gradio",
+      "streamlit",
+      "csv",
+      "cachetools",
+      "whisper",
+      "open_clip",
+      "clip",
+      "easyocr",
+      "lightning_fabric",
+      "torchmetrics",
+      "rich",
+      "loguru",
+      "click",
+      "typer",
+      "fire",
+      "h5py",
+      "lmdb",
+      "psutil",
+      "socket",
+      "threading",
+      "multiprocessing",
+      "queue",
+      "asyncio",
+      "uuid",
+      "hashlib",
+      "base64",
+      "struct",
+      "zipfile",
+      "tarfile",
+      "urllib",
+      "http",
+      "traceback",
+      "gc",
+      "platform",
+      "signal",
+      "string",
+      "textwrap",
+      "operator",
+      "numbers",
+      "statistics",
+      "heapq",
+      "bisect",
+      "weakref",
   };
   return more.contains(top);
 }
@@ -223,8 +310,8 @@ bool is_library_name(std::string_view q) {
 namespace {
 
 bool optimizer_factory(std::string_view q) {
-  static constexpr std::string_view prefixes[] = {"timm.optim.", "bitsandbytes.optim.", "apex.optimizers.",
-                                                   "torch_optimizer.", "deepspeed.ops.adam.", "deepspeed.ops.lamb."};
+  static constexpr std::string_view prefixes[] = {"timm.optim.",      "bitsandbytes.optim.", "apex.optimizers.",
+                                                  "torch_optimizer.", "deepspeed.ops.adam.", "deepspeed.ops.lamb."};
   for (auto p : prefixes) {
     if (q.starts_with(p)) return true;
   }
@@ -284,7 +371,8 @@ void TrainingObjects::on_assign(const AssignEvent& event, RuleContext& ctx) {
     return;  // subscripts and the like hold nothing this tracks
   }
   const TSNode single[1] = {event.target};
-  std::span<const TSNode> targets = element ? std::span<const TSNode>(element_targets) : std::span<const TSNode>(single);
+  std::span<const TSNode> targets =
+      element ? std::span<const TSNode>(element_targets) : std::span<const TSNode>(single);
   for (TSNode target : targets) {
     Kind k = syn.kind(target);
     std::string_view name = model.text(target);
@@ -399,8 +487,8 @@ void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict
   bool constant = !ts_node_is_null(value) && is_literal_constant(value);
   bool config = has_config_token(tokens);
   if (!constant && !config &&
-      (has_token(tokens, {"model", "models"}) || k == "state_dict" || k == "net" || k == "network" ||
-       k == "weights" || k == "netg" || k == "netd" || k == "net_g" || k == "net_d")) {
+      (has_token(tokens, {"model", "models"}) || k == "state_dict" || k == "net" || k == "network" || k == "weights" ||
+       k == "netg" || k == "netd" || k == "net_g" || k == "net_d")) {
     dict.model_state = true;
   }
   bool optimizer = k.find("optim") != std::string::npos || has_token(tokens, {"opt", "opts"});
@@ -414,21 +502,23 @@ void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict
   if (!ts_node_is_null(value) && Syntax::get().kind(value) == Kind::kCall) {
     const Syntax& syn = Syntax::get();
     TSNode callee = field(value, syn.fields().function);
-    if (syn.kind(callee) == Kind::kIdentifier && (node_text(callee, source) == "vars" || node_text(callee, source) == "asdict")) none = true;
+    if (syn.kind(callee) == Kind::kIdentifier &&
+        (node_text(callee, source) == "vars" || node_text(callee, source) == "asdict"))
+      none = true;
   }
   if (optimizer && !none) dict.optimizer_state = true;
   if (scheduler && !none) dict.scheduler_state = true;
   if (counter) dict.counter = true;
   if (optimizer || scheduler || counter ||
-      has_token(tokens, {"scaler", "loss", "losses", "best", "lr", "rng", "amp", "ema", "history", "metric",
-                         "metrics", "acc", "accuracy", "score", "val", "f1", "bleu", "perplexity", "miou"})) {
+      has_token(tokens, {"scaler", "loss", "losses", "best", "lr", "rng", "amp", "ema", "history", "metric", "metrics",
+                         "acc", "accuracy", "score", "val", "f1", "bleu", "perplexity", "miou"})) {
     dict.progress = true;
   }
   // A bag torchlint cannot look into may hold any of the training state.
   static const NameSet opaque = {
-      "state", "states", "train_state", "training_state", "trainer_state", "trainer", "extra", "extras",
-      "extra_state", "resume", "resume_state", "meta", "metadata", "info", "checkpoint", "ckpt", "progress",
-      "train", "training", "misc", "others", "other",
+      "state",       "states", "train_state",  "training_state", "trainer_state", "trainer", "extra",      "extras",
+      "extra_state", "resume", "resume_state", "meta",           "metadata",      "info",    "checkpoint", "ckpt",
+      "progress",    "train",  "training",     "misc",           "others",        "other",
   };
   if (top && opaque.contains(k) && !ts_node_is_null(value) && !is_type(value, "dictionary")) dict.readable = false;
 }
@@ -454,11 +544,19 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   std::string_view last = last_component(name);
   Tokens tokens(last);
   switch (v.kind) {
-    case ValueKind::kOptimizer: dict.optimizer_state = dict.progress = true; return;
-    case ValueKind::kScheduler: dict.scheduler_state = dict.progress = true; return;
-    case ValueKind::kModel: dict.model_state = true; return;
-    case ValueKind::kUnknown: break;
-    default: return;
+    case ValueKind::kOptimizer:
+      dict.optimizer_state = dict.progress = true;
+      return;
+    case ValueKind::kScheduler:
+      dict.scheduler_state = dict.progress = true;
+      return;
+    case ValueKind::kModel:
+      dict.model_state = true;
+      return;
+    case ValueKind::kUnknown:
+      break;
+    default:
+      return;
   }
   if (names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
     dict.optimizer_state = dict.progress = true;
@@ -492,7 +590,8 @@ void read_value(TSNode value, const SemanticModel& model, CheckpointDict& dict) 
     } else if (is_type(n, "pair")) {
       TSNode key = field(n, f.key);
       std::string_view text;
-      if (string_literal_value(key, model.source(), text)) read_key(text, field(n, f.value), false, dict, model.source());
+      if (string_literal_value(key, model.source(), text))
+        read_key(text, field(n, f.value), false, dict, model.source());
     } else if (k == Kind::kString) {
       continue;
     }
@@ -568,9 +667,7 @@ std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticMo
 
 namespace {
 
-bool is_torch_save(const std::optional<std::string>& q) {
-  return q == api::kTorchSave;
-}
+bool is_torch_save(const std::optional<std::string>& q) { return q == api::kTorchSave; }
 
 // A loop that runs epochs or training steps.
 bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
@@ -593,9 +690,8 @@ bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
 }
 
 bool checkpointing_name(std::string_view function_name) {
-  return has_token(Tokens(function_name),
-                   {"train", "training", "fit", "save", "checkpoint", "checkpoints", "ckpt", "snapshot", "epoch",
-                    "resume", "checkpointing"});
+  return has_token(Tokens(function_name), {"train", "training", "fit", "save", "checkpoint", "checkpoints", "ckpt",
+                                           "snapshot", "epoch", "resume", "checkpointing"});
 }
 
 }  // namespace
@@ -755,7 +851,9 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
     if (ts_node_is_null(value)) continue;
     // Only a dict literal, a dict(...) call or a name can be a dict.
     Kind vk = syn.kind(value);
-    if (vk == Kind::kIdentifier ? dicts_.empty() : vk != Kind::kCall && vk != Kind::kParenthesizedExpression && !is_type(value, "dictionary")) {
+    if (vk == Kind::kIdentifier
+            ? dicts_.empty()
+            : vk != Kind::kCall && vk != Kind::kParenthesizedExpression && !is_type(value, "dictionary")) {
       continue;
     }
     size_t id = 0;
@@ -860,7 +958,7 @@ std::vector<TrainingCheckpoint> TrainingCheckpointTracker::finish(RuleContext& c
 }
 
 const TrainingObject* TrainingCheckpointTracker::first_unsaved(const TrainingCheckpoint& checkpoint,
-                                                              const std::vector<TrainingObject>& objects) {
+                                                               const std::vector<TrainingObject>& objects) {
   for (const auto& object : objects) {
     if (!saves(checkpoint, object)) return &object;
   }
@@ -901,19 +999,33 @@ namespace {
 
 bool is_app_constructor(std::string_view q) {
   static const NameSet apps = {
-      "fastapi.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter", "fastapi.applications.FastAPI",
-      "flask.Flask", "flask.Blueprint", "flask.app.Flask", "flask.blueprints.Blueprint", "quart.Quart",
-      "quart.Blueprint", "sanic.Sanic", "sanic.Blueprint", "starlette.applications.Starlette",
-      "starlette.routing.Router", "litestar.Litestar", "litestar.Router", "aiohttp.web.RouteTableDef",
-      "flask_restx.Namespace", "flask_smorest.Blueprint",
+      "fastapi.FastAPI",
+      "fastapi.APIRouter",
+      "fastapi.routing.APIRouter",
+      "fastapi.applications.FastAPI",
+      "flask.Flask",
+      "flask.Blueprint",
+      "flask.app.Flask",
+      "flask.blueprints.Blueprint",
+      "quart.Quart",
+      "quart.Blueprint",
+      "sanic.Sanic",
+      "sanic.Blueprint",
+      "starlette.applications.Starlette",
+      "starlette.routing.Router",
+      "litestar.Litestar",
+      "litestar.Router",
+      "aiohttp.web.RouteTableDef",
+      "flask_restx.Namespace",
+      "flask_smorest.Blueprint",
   };
   return apps.contains(q);
 }
 
 bool is_route_verb(std::string_view verb) {
   static const NameSet verbs = {
-      "get", "post", "put", "delete", "patch", "head", "options", "route", "websocket", "api_route", "trace",
-      "websocket_route", "view",
+      "get",   "post",      "put",       "delete", "patch",           "head", "options",
+      "route", "websocket", "api_route", "trace",  "websocket_route", "view",
   };
   return verbs.contains(verb);
 }
@@ -931,9 +1043,14 @@ bool names_app(std::string_view name) {
 // and eval themselves, or are not torch at all).
 bool is_non_torch_model_library(std::string_view q) {
   static const NameSet tops = {
-      "transformers", "diffusers", "sentence_transformers", "ultralytics", "onnxruntime", "openai", "vllm",
-      "langchain", "spacy", "sklearn", "joblib", "pickle", "tensorflow", "keras", "easyocr", "whisper",
-      "gradio", "tritonclient", "jax", "xgboost", "lightgbm", "open_clip", "clip",
+      "transformers", "diffusers",   "sentence_transformers",
+      "ultralytics",  "onnxruntime", "openai",
+      "vllm",         "langchain",   "spacy",
+      "sklearn",      "joblib",      "pickle",
+      "tensorflow",   "keras",       "easyocr",
+      "whisper",      "gradio",      "tritonclient",
+      "jax",          "xgboost",     "lightgbm",
+      "open_clip",    "clip",
   };
   return tops.contains(q.substr(0, q.find('.')));
 }
@@ -969,7 +1086,7 @@ bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
     // whole text for every name. These are the frameworks of is_app_constructor and
     // is_handler (flask covers flask_restx and flask_smorest; Ray Serve comes as
     // `ray.serve`, `from ray import serve`, or `import ray` and `ray.serve.deployment`).
-    static constexpr std::string_view kWords[] = {"fastapi",  "flask",   "quart",   "sanic",     "starlette",
+    static constexpr std::string_view kWords[] = {"fastapi",  "flask",   "quart",   "sanic",      "starlette",
                                                   "litestar", "aiohttp", "bentoml", "import ray", "import serve"};
     std::string_view text = ctx.model().source();
     auto imports_framework = [&] {
@@ -1043,7 +1160,8 @@ bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& m
     // An app from another module (`from .app import router`): a route path says it.
     if (!names_app(object)) return false;
     TSNode args = field(expr, f.arguments);
-    TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+    TSNode first =
+        ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
     std::string_view path;
     return !ts_node_is_null(first) && string_literal_value(first, model.source(), path) && path.starts_with("/");
   });

@@ -45,8 +45,8 @@ struct TrainingObject {
   // Where it is bound (the assignment target, or the parameter): a finding's related
   // location. Both 0 when unknown.
   uint32_t start_byte = 0, end_byte = 0;
-  std::string owner;                     // the function that assigns it, or the class for self.x
-  std::string function_name;             // short name of that function ("" at module level)
+  std::string owner;          // the function that assigns it, or the class for self.x
+  std::string function_name;  // short name of that function ("" at module level)
   bool parameter = false;
   bool self_attribute = false;
 };
@@ -71,22 +71,22 @@ class TrainingObjects final : public Analysis {
 
 // What a checkpoint dict visibly holds.
 struct CheckpointDict {
-  bool readable = true;         // every key a literal, nothing spread in, no opaque bag
-  bool model_state = false;     // model weights (a model's state_dict(), a "model"/"state_dict" key)
+  bool readable = true;          // every key a literal, nothing spread in, no opaque bag
+  bool model_state = false;      // model weights (a model's state_dict(), a "model"/"state_dict" key)
   bool optimizer_state = false;  // a key or value that stands for optimizer state
   bool scheduler_state = false;
-  bool counter = false;         // an epoch/step/iteration key
-  bool progress = false;        // any training-progress entry (counter, optimizer, loss, best metric, ...)
+  bool counter = false;            // an epoch/step/iteration key
+  bool progress = false;           // any training-progress entry (counter, optimizer, loss, best metric, ...)
   std::vector<std::string> saved;  // what is saved: receivers of .state_dict() and stored objects
 };
 
 struct TrainingCheckpoint {
-  TSNode node{};                 // the torch.save call, or the call handing the dict to a saving helper
+  TSNode node{};  // the torch.save call, or the call handing the dict to a saving helper
   CheckpointDict dict;
   std::vector<TrainingObject> optimizers;  // what the code around the save has
   std::vector<TrainingObject> schedulers;
   std::vector<ProjectCondition> conditions;  // a helper call: the helper must save that argument
-  std::string function_name;     // for messages
+  std::string function_name;                 // for messages
 };
 
 // Finds `torch.save` of a training checkpoint: a dict literal (or a dict built in the same
@@ -124,8 +124,8 @@ class TrainingCheckpointTracker final : public Analysis {
   struct Candidate {
     TSNode node{};
     CheckpointDict dict;
-    size_t dict_id = 0;            // 0 for literals
-    std::string function;          // qualname
+    size_t dict_id = 0;    // 0 for literals
+    std::string function;  // qualname
     std::string function_name;
     std::string class_qualname;
     bool module_level = false;
@@ -182,8 +182,8 @@ class RequestHandlers final : public Analysis {
 
  private:
   bool is_handler(const FunctionState& fn, const SemanticModel& model) const;
-  std::unordered_set<std::string> apps_;       // names bound to app/router objects
-  std::unordered_set<std::string> services_;   // names bound to bentoml.Service objects
+  std::unordered_set<std::string> apps_;               // names bound to app/router objects
+  std::unordered_set<std::string> services_;           // names bound to bentoml.Service objects
   std::unordered_set<std::string> library_callables_;  // "<owner>|name"
   std::unordered_map<const void*, bool> cache_;
   std::optional<bool> may_have_handlers_;

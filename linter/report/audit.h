@@ -18,14 +18,14 @@
 namespace torchlint::report {
 
 struct CheckpointRow {
-  std::string path;             // the file, or the checkpoint directory
-  std::string format;           // "torch.save zip archive", "safetensors", ...
-  uint64_t bytes = 0;           // all its files
+  std::string path;    // the file, or the checkpoint directory
+  std::string format;  // "torch.save zip archive", "safetensors", ...
+  uint64_t bytes = 0;  // all its files
   size_t files = 1;
-  std::string training_state;   // "resumable", "weights only", "training checkpoint, cannot resume: ..."
-  std::string training_detail;  // "weights yes, optimizer yes (SGD with momentum), ..."
-  std::string safety;           // "safe", "no code", "needs trust", "dangerous", "unknown"
-  std::string safety_detail;    // the inspector's one-line verdict
+  std::string training_state;      // "resumable", "weights only", "training checkpoint, cannot resume: ..."
+  std::string training_detail;     // "weights yes, optimizer yes (SGD with momentum), ..."
+  std::string safety;              // "safe", "no code", "needs trust", "dangerous", "unknown"
+  std::string safety_detail;       // the inspector's one-line verdict
   std::vector<std::string> codes;  // the TL8xx findings on it, in order, once each
   bool torchscript = false;
 };
@@ -35,16 +35,16 @@ struct ProbeModel {
   std::string path;
   std::string status;  // "probed", "failed" (exit 2 or no report), "skipped", "timed out"
   int exit_code = -1;
-  std::string note;    // why it was skipped or failed
+  std::string note;               // why it was skipped or failed
   nlohmann::ordered_json report;  // the probe's JSON report (torchlint-probe/1), or null
 };
 
 struct ProbeSection {
-  bool requested = false;        // --probe
-  std::string binary;            // the torchlint-probe used; empty when none was found
+  bool requested = false;           // --probe
+  std::string binary;               // the torchlint-probe used; empty when none was found
   std::vector<std::string> inputs;  // the input specs
-  std::string inputs_source;     // "--probe-input", "pyproject.toml [tool.torchlint.probe]"
-  std::string note;              // why nothing ran (no binary, no input spec, no model)
+  std::string inputs_source;        // "--probe-input", "pyproject.toml [tool.torchlint.probe]"
+  std::string note;                 // why nothing ran (no binary, no input spec, no model)
   std::vector<ProbeModel> models;
 };
 
@@ -120,7 +120,8 @@ struct ChartBar {
   const char* color;  // CSS colour of this bar
 };
 std::string svg_bar_chart(const std::vector<ChartBar>& bars, const char* title);
-std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title);
+std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color,
+                          const char* title);
 const char* audit_html_style();
 // A Markdown table cell: no pipes, no newlines.
 std::string markdown_cell(std::string_view s);

@@ -118,9 +118,11 @@ ProbeFigures probe_figures(const json& report) {
 }
 
 std::vector<PhaseItems> items_by_phase(const Scorecard& card) {
-  static const std::pair<const char*, const char*> kPhases[] = {
-      {"development", "Development"}, {"training", "Training"}, {"evaluation", "Evaluation"},
-      {"production", "Production"}, {"", "Other"}};
+  static const std::pair<const char*, const char*> kPhases[] = {{"development", "Development"},
+                                                                {"training", "Training"},
+                                                                {"evaluation", "Evaluation"},
+                                                                {"production", "Production"},
+                                                                {"", "Other"}};
   auto known = [](const std::string& phase) {
     return phase == "development" || phase == "training" || phase == "evaluation" || phase == "production";
   };

@@ -16,12 +16,23 @@ std::string html_escape(std::string_view s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -48,22 +59,32 @@ std::string prose(std::string_view s) {
 
 const char* status_class(ItemStatus s) {
   switch (s) {
-    case ItemStatus::kPassed: return "passed";
-    case ItemStatus::kFailed: return "failed";
-    case ItemStatus::kNotApplicable: return "na";
-    case ItemStatus::kManual: return "manual";
-    case ItemStatus::kNotChecked: return "unchecked";
+    case ItemStatus::kPassed:
+      return "passed";
+    case ItemStatus::kFailed:
+      return "failed";
+    case ItemStatus::kNotApplicable:
+      return "na";
+    case ItemStatus::kManual:
+      return "manual";
+    case ItemStatus::kNotChecked:
+      return "unchecked";
   }
   return "unchecked";
 }
 
 const char* status_label(ItemStatus s) {
   switch (s) {
-    case ItemStatus::kPassed: return "passed";
-    case ItemStatus::kFailed: return "failed";
-    case ItemStatus::kNotApplicable: return "not applicable";
-    case ItemStatus::kManual: return "needs a person";
-    case ItemStatus::kNotChecked: return "not checked";
+    case ItemStatus::kPassed:
+      return "passed";
+    case ItemStatus::kFailed:
+      return "failed";
+    case ItemStatus::kNotApplicable:
+      return "not applicable";
+    case ItemStatus::kManual:
+      return "needs a person";
+    case ItemStatus::kNotChecked:
+      return "not checked";
   }
   return "";
 }
@@ -111,8 +132,8 @@ struct Group {
 // Grouped horizontal bars (one group per batch size or variant), scaled to the largest
 // value; `format` writes a value's label. Optional `marker`: a dashed line (a tolerance).
 template <class Format>
-std::string grouped_chart(const char* title, const std::vector<Series>& series, const std::vector<Group>& groups, Format format,
-                          std::optional<double> marker = std::nullopt, const char* marker_label = "") {
+std::string grouped_chart(const char* title, const std::vector<Series>& series, const std::vector<Group>& groups,
+                          Format format, std::optional<double> marker = std::nullopt, const char* marker_label = "") {
   double max = marker.value_or(0);
   for (const auto& g : groups) {
     for (const auto& v : g.values) max = std::max(max, v.value_or(0));
@@ -132,8 +153,8 @@ std::string grouped_chart(const char* title, const std::vector<Series>& series, 
       int w = v ? static_cast<int>(static_cast<double>(bar_w) * std::max(0.0, *v) / max) : 0;
       if (v) {
         svg << "<rect x=\"" << label_w << "\" y=\"" << y << "\" width=\"" << std::max(w, 2) << "\" height=\"" << bar
-            << "\" rx=\"2\" fill=\"" << series[i].color << "\"><title>" << esc(series[i].name) << ": " << esc(format(*v))
-            << "</title></rect>";
+            << "\" rx=\"2\" fill=\"" << series[i].color << "\"><title>" << esc(series[i].name) << ": "
+            << esc(format(*v)) << "</title></rect>";
       }
       svg << "<text x=\"" << label_w + (v ? std::max(w, 2) : 0) + 5 << "\" y=\"" << y + bar - 2
           << "\" font-size=\"11\" fill=\"#1f2328\">" << (v ? esc(format(*v)) : "n/a") << "</text>";
@@ -143,7 +164,8 @@ std::string grouped_chart(const char* title, const std::vector<Series>& series, 
   }
   if (marker) {
     int x = label_w + static_cast<int>(static_cast<double>(bar_w) * *marker / max);
-    svg << "<line x1=\"" << x << "\" y1=\"2\" x2=\"" << x << "\" y2=\"" << y << "\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>"
+    svg << "<line x1=\"" << x << "\" y1=\"2\" x2=\"" << x << "\" y2=\"" << y
+        << "\" stroke=\"#cf222e\" stroke-dasharray=\"4 3\"/>"
         << "<text x=\"" << x << "\" y=\"" << y + 10 << "\" font-size=\"11\" text-anchor=\"middle\" fill=\"#cf222e\">"
         << esc(marker_label) << "</text>";
   }
@@ -176,8 +198,8 @@ std::string score_ring(int score) {
       << "\" fill=\"none\" stroke=\"#d1d9e0\" stroke-width=\"10\"/><circle cx=\"55\" cy=\"55\" r=\"" << r
       << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"10\" stroke-linecap=\"round\" stroke-dasharray=\""
       << circumference * score / 100.0 << " " << circumference << "\" transform=\"rotate(-90 55 55)\"/>"
-      << "<text x=\"55\" y=\"62\" text-anchor=\"middle\" font-size=\"26\" font-weight=\"700\" fill=\"#1f2328\">" << score
-      << "</text></svg>";
+      << "<text x=\"55\" y=\"62\" text-anchor=\"middle\" font-size=\"26\" font-weight=\"700\" fill=\"#1f2328\">"
+      << score << "</text></svg>";
   return svg.str();
 }
 
@@ -211,16 +233,18 @@ std::string svg_bar_chart(const std::vector<ChartBar>& bars, const char* title) 
   for (const auto& [label, n, color] : bars) {
     int w = static_cast<int>(static_cast<double>(bar_w) * static_cast<double>(n) / static_cast<double>(max));
     svg << "<text x=\"0\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#59636e\">" << esc(label) << "</text>"
-        << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0) << "\" height=\"16\" rx=\"3\" fill=\""
-        << color << "\"/>"
-        << "<text x=\"" << label_w + w + 6 << "\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#1f2328\">" << n << "</text>";
+        << "<rect x=\"" << label_w << "\" y=\"" << y + 4 << "\" width=\"" << std::max(w, n ? 2 : 0)
+        << "\" height=\"16\" rx=\"3\" fill=\"" << color << "\"/>"
+        << "<text x=\"" << label_w + w + 6 << "\" y=\"" << y + 16 << "\" font-size=\"13\" fill=\"#1f2328\">" << n
+        << "</text>";
     y += row;
   }
   svg << "</svg>";
   return svg.str();
 }
 
-std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color, const char* title) {
+std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bars, const char* color,
+                          const char* title) {
   std::vector<ChartBar> coloured;
   for (const auto& [label, n] : bars) coloured.push_back({label, n, color});
   return svg_bar_chart(coloured, title);
@@ -228,17 +252,17 @@ std::string svg_bar_chart(const std::vector<std::pair<std::string, size_t>>& bar
 
 const char* audit_html_style() { return kStyle; }
 
-
 void write_audit_html(std::ostream& out, const AuditContext& ctx) {
   const Scorecard& card = ctx.scorecard;
   size_t probed = 0;
   for (const auto& m : ctx.probe.models) probed += m.status == "probed";
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-      << "<title>torchlint audit: " << esc(ctx.project) << "</title><style>" << kStyle << "</style></head><body><main>\n";
+      << "<title>torchlint audit: " << esc(ctx.project) << "</title><style>" << kStyle
+      << "</style></head><body><main>\n";
   out << "<header id=\"summary\"><h1>torchlint audit: " << esc(ctx.project) << "</h1><div class=\"muted\">Generated "
-      << esc(ctx.generated_at) << " by torchlint " << TORCHLINT_VERSION << " · " << ctx.files_linted << " source files · "
-      << ctx.checkpoints.size() << " checkpoints · " << probed << " models probed · "
+      << esc(ctx.generated_at) << " by torchlint " << TORCHLINT_VERSION << " · " << ctx.files_linted
+      << " source files · " << ctx.checkpoints.size() << " checkpoints · " << probed << " models probed · "
       << ctx.findings.outcome.diagnostics.size() << " findings</div>"
       << "<div class=\"summary\">" << score_ring(card.score) << "<div><div class=\"counts\">"
       << "<div><b>" << card.passed << "</b><span class=\"badge passed\">passed</span></div>"
@@ -246,7 +270,8 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
       << "<div><b>" << card.not_applicable << "</b><span class=\"badge na\">not applicable</span></div>"
       << "<div><b>" << card.manual << "</b><span class=\"badge manual\">needs a person</span></div>"
       << "<div><b>" << card.not_checked << "</b><span class=\"badge unchecked\">not checked</span></div>"
-      << "</div><p class=\"muted\">The score counts passed items among those decided (passed or failed).</p></div></div></header>\n";
+      << "</div><p class=\"muted\">The score counts passed items among those decided (passed or "
+         "failed).</p></div></div></header>\n";
 
   out << "<section id=\"next\"><h2>What to do next</h2>";
   auto next = items_by_impact(card);
@@ -257,13 +282,13 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
     for (const ItemResult* r : next) {
       std::map<std::string, size_t> per_rule;
       for (const Diagnostic* d : r->evidence) per_rule[d->code]++;
-      out << "<li><a href=\"#item-" << esc(r->item->id) << "\"><b>" << esc(r->item->id) << "</b> " << esc(r->item->title)
-          << "</a> — " << r->evidence.size() << (r->evidence.size() == 1 ? " finding" : " findings") << ", worst "
-          << severity_name(r->worst) << "<ul>";
+      out << "<li><a href=\"#item-" << esc(r->item->id) << "\"><b>" << esc(r->item->id) << "</b> "
+          << esc(r->item->title) << "</a> — " << r->evidence.size()
+          << (r->evidence.size() == 1 ? " finding" : " findings") << ", worst " << severity_name(r->worst) << "<ul>";
       for (const auto& [code, n] : per_rule) {
         const RuleInfo* rule = ctx.findings.registry.find(code);
-        out << "<li><code>" << esc(code) << "</code> " << (rule ? esc(rule->name) : "") << " ×" << n << (rule ? ": " + prose(rule->summary()) : "")
-            << "</li>";
+        out << "<li><code>" << esc(code) << "</code> " << (rule ? esc(rule->name) : "") << " ×" << n
+            << (rule ? ": " + prose(rule->summary()) : "") << "</li>";
       }
       out << "</ul></li>";
     }
@@ -286,17 +311,19 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
   out << "<section id=\"charts\"><h2>Findings</h2><div class=\"charts\"><div class=\"chart\"><h3>By checklist part</h3>"
       << svg_bar_chart(part_bars, "findings by checklist part") << "</div><div class=\"chart\"><h3>By severity</h3>"
       << svg_bar_chart({{"error", errors, "#cf222e"}, {"warning", warnings, "#bf8700"}, {"info", infos, "#0969da"}},
-                   "findings by severity")
+                       "findings by severity")
       << "</div></div></section>\n";
 
   out << "<section id=\"checklist\"><h2>Checklist</h2>";
   for (const auto& [title, rows] : items_by_phase(card)) {
-    out << "<h3 class=\"phase\">" << title << "</h3><table><thead><tr><th>Item</th><th>Status</th><th>Evidence</th></tr></thead><tbody>";
+    out << "<h3 class=\"phase\">" << title
+        << "</h3><table><thead><tr><th>Item</th><th>Status</th><th>Evidence</th></tr></thead><tbody>";
     for (const ItemResult* r : rows) {
       out << "<tr id=\"item-" << esc(r->item->id) << "\"><td class=\"id\">" << esc(r->item->id) << "</td><td><div>"
           << esc(r->item->title) << "</div>";
       if (!r->item->rationale.empty()) out << "<div class=\"muted\">" << esc(r->item->rationale) << "</div>";
-      out << "<span class=\"badge " << status_class(r->status) << "\">" << status_label(r->status) << "</span></td><td>";
+      out << "<span class=\"badge " << status_class(r->status) << "\">" << status_label(r->status)
+          << "</span></td><td>";
       if (!r->evidence.empty()) {
         size_t shown = 0;
         for (const Diagnostic* d : r->evidence) {
@@ -308,8 +335,8 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
         if (r->evidence.size() > 3) out << "</details>";
       } else if (!r->advisory.empty()) {
         // Below --fail-on: advice that did not fail the item.
-        out << "<details><summary>" << r->advisory.size() << " advisory " << (r->advisory.size() == 1 ? "finding" : "findings")
-            << " (below the failing severity)</summary>";
+        out << "<details><summary>" << r->advisory.size() << " advisory "
+            << (r->advisory.size() == 1 ? "finding" : "findings") << " (below the failing severity)</summary>";
         for (const Diagnostic* d : r->advisory) out << finding_html(*d, ctx.findings);
         out << "</details>";
       } else if (!r->reason.empty()) {
@@ -327,18 +354,20 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
 
   out << "<section id=\"checkpoints\"><h2>Checkpoints</h2>";
   if (ctx.checkpoints.empty()) {
-    out << "<p class=\"muted\">No checkpoint files were found (files are recognised by their bytes; virtualenvs, VCS and "
+    out << "<p class=\"muted\">No checkpoint files were found (files are recognised by their bytes; virtualenvs, VCS "
+           "and "
            "build folders are skipped).</p>";
   } else {
-    out << "<table><thead><tr><th>File</th><th>Format</th><th>Size</th><th>Training state</th><th>Safety</th><th>Findings</th>"
+    out << "<table><thead><tr><th>File</th><th>Format</th><th>Size</th><th>Training "
+           "state</th><th>Safety</th><th>Findings</th>"
            "</tr></thead><tbody>";
     for (const auto& c : ctx.checkpoints) {
       std::string codes;
       for (const auto& code : c.codes) codes += (codes.empty() ? "<code>" : ", <code>") + esc(code) + "</code>";
       out << "<tr class=\"checkpoint\"><td><code>" << esc(c.path) << "</code></td><td>" << esc(c.format) << "</td><td>"
           << esc(human_size(c.bytes)) << "</td><td><div>" << esc(c.training_state) << "</div><div class=\"muted\">"
-          << esc(c.training_detail) << "</div></td><td><span class=\"badge " << safety_class(c.safety) << "\">" << esc(c.safety)
-          << "</span><div class=\"muted\">" << esc(c.safety_detail) << "</div></td><td>"
+          << esc(c.training_detail) << "</div></td><td><span class=\"badge " << safety_class(c.safety) << "\">"
+          << esc(c.safety) << "</span><div class=\"muted\">" << esc(c.safety_detail) << "</div></td><td>"
           << (codes.empty() ? "<span class=\"muted\">none</span>" : codes) << "</td></tr>";
     }
     out << "</tbody></table>";
@@ -349,7 +378,8 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
   out << "<section id=\"probe\"><h2>Runtime probe</h2>";
   const ProbeSection& probe = ctx.probe;
   if (!probe.requested) {
-    out << "<p class=\"muted\">Not run: <code>torchlint audit --probe</code> runs torchlint-probe on the TorchScript models "
+    out << "<p class=\"muted\">Not run: <code>torchlint audit --probe</code> runs torchlint-probe on the TorchScript "
+           "models "
            "found, with the input spec of <code>[tool.torchlint.probe]</code> or <code>--probe-input</code>.</p>";
   } else {
     if (!probe.inputs.empty()) {
@@ -363,8 +393,10 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
     for (const auto& m : probe.models) {
       ProbeFigures f = probe_figures(m.report);
       out << "<div class=\"probe-model\"><h3><code>" << esc(m.path) << "</code> <span class=\"badge "
-          << (m.status == "probed" ? "passed" : m.status == "skipped" ? "unchecked" : "failed") << "\">" << esc(m.status)
-          << "</span></h3>";
+          << (m.status == "probed"    ? "passed"
+              : m.status == "skipped" ? "unchecked"
+                                      : "failed")
+          << "\">" << esc(m.status) << "</span></h3>";
       if (!f.device.empty() || f.parameters) {
         out << "<p class=\"muted\">";
         if (!f.device.empty()) out << "on " << esc(f.device);
@@ -375,9 +407,11 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
       if (!f.checks.empty()) {
         out << "<table><thead><tr><th>Check</th><th>Status</th><th>Result</th></tr></thead><tbody>";
         for (const auto& c : f.checks) {
-          const char* cls = c.status == "passed" ? "passed" : c.status == "failed" || c.status == "error" ? "failed" : "unchecked";
-          out << "<tr><td><code>" << esc(c.name) << "</code></td><td><span class=\"badge " << cls << "\">" << esc(c.status)
-              << "</span></td><td>" << esc(c.headline) << "</td></tr>";
+          const char* cls = c.status == "passed"                          ? "passed"
+                            : c.status == "failed" || c.status == "error" ? "failed"
+                                                                          : "unchecked";
+          out << "<tr><td><code>" << esc(c.name) << "</code></td><td><span class=\"badge " << cls << "\">"
+              << esc(c.status) << "</span></td><td>" << esc(c.headline) << "</td></tr>";
         }
         out << "</tbody></table>";
       }
@@ -389,8 +423,10 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
           groups.push_back({"batch " + std::to_string(r.batch), {r.forward, r.forward_backward, r.predicted_training}});
         }
         out << "<div class=\"chart probe-chart\"><h3>Memory per batch size</h3>"
-            << grouped_chart("memory per batch size", {{"forward peak", "#0969da"}, {"forward+backward peak", "#8250df"},
-                                                       {"predicted training step", "#9a6700"}},
+            << grouped_chart("memory per batch size",
+                             {{"forward peak", "#0969da"},
+                              {"forward+backward peak", "#8250df"},
+                              {"predicted training step", "#9a6700"}},
                              groups, mib)
             << "</div>";
       }
@@ -410,8 +446,9 @@ void write_audit_html(std::ostream& out, const AuditContext& ctx) {
           if (a.tolerance) tolerance = tolerance ? std::min(*tolerance, *a.tolerance) : *a.tolerance;
         }
         out << "<div class=\"chart probe-chart\"><h3>Mixed precision error</h3>"
-            << grouped_chart("autocast relative error against float32", {{"max relative error vs float32", "#0969da"}}, groups,
-                             [](double v) { return number_text(v, "%.3g"); }, tolerance, "tolerance")
+            << grouped_chart(
+                   "autocast relative error against float32", {{"max relative error vs float32", "#0969da"}}, groups,
+                   [](double v) { return number_text(v, "%.3g"); }, tolerance, "tolerance")
             << "</div>";
       }
       out << "</div></div>";

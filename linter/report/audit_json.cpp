@@ -8,8 +8,12 @@ namespace {
 nlohmann::ordered_json findings_json(const std::vector<const Diagnostic*>& findings) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const Diagnostic* d : findings) {
-    out.push_back({{"code", d->code}, {"path", d->path}, {"line", d->start.line}, {"column", d->start.column},
-                   {"severity", severity_name(d->severity)}, {"message", d->message}});
+    out.push_back({{"code", d->code},
+                   {"path", d->path},
+                   {"line", d->start.line},
+                   {"column", d->start.column},
+                   {"severity", severity_name(d->severity)},
+                   {"message", d->message}});
   }
   return out;
 }
@@ -54,15 +58,23 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
   doc["items"] = items;
   json next = json::array();
   for (const ItemResult* r : items_by_impact(card)) {
-    next.push_back({{"id", r->item->id}, {"title", r->item->title}, {"findings", r->evidence.size()},
+    next.push_back({{"id", r->item->id},
+                    {"title", r->item->title},
+                    {"findings", r->evidence.size()},
                     {"worst", severity_name(r->worst)}});
   }
   doc["next_steps"] = next;
   json checkpoints = json::array();
   for (const auto& c : ctx.checkpoints) {
-    checkpoints.push_back({{"path", c.path}, {"format", c.format}, {"bytes", c.bytes}, {"files", c.files},
-                           {"training_state", c.training_state}, {"training_detail", c.training_detail},
-                           {"safety", c.safety}, {"safety_detail", c.safety_detail}, {"torchscript", c.torchscript},
+    checkpoints.push_back({{"path", c.path},
+                           {"format", c.format},
+                           {"bytes", c.bytes},
+                           {"files", c.files},
+                           {"training_state", c.training_state},
+                           {"training_detail", c.training_detail},
+                           {"safety", c.safety},
+                           {"safety_detail", c.safety_detail},
+                           {"torchscript", c.torchscript},
                            {"findings", c.codes}});
   }
   doc["checkpoints"] = checkpoints;
@@ -85,24 +97,35 @@ void write_audit_json(std::ostream& out, const AuditContext& ctx) {
     figures["checks"] = checks;
     json memory = json::array();
     for (const auto& r : f.memory) {
-      memory.push_back({{"batch", r.batch}, {"forward_peak_bytes", opt(r.forward)},
+      memory.push_back({{"batch", r.batch},
+                        {"forward_peak_bytes", opt(r.forward)},
                         {"forward_backward_peak_bytes", opt(r.forward_backward)},
-                        {"predicted_training_bytes", opt(r.predicted_training)}, {"out_of_memory", r.out_of_memory}});
+                        {"predicted_training_bytes", opt(r.predicted_training)},
+                        {"out_of_memory", r.out_of_memory}});
     }
     figures["memory"] = memory;
     json amp = json::array();
     for (const auto& a : f.amp) {
-      amp.push_back({{"variant", a.variant}, {"max_abs", opt(a.max_abs)}, {"max_rel", opt(a.max_rel)},
-                     {"tolerance", opt(a.tolerance)}, {"cosine", opt(a.cosine)}, {"passed", a.passed}, {"error", a.error}});
+      amp.push_back({{"variant", a.variant},
+                     {"max_abs", opt(a.max_abs)},
+                     {"max_rel", opt(a.max_rel)},
+                     {"tolerance", opt(a.tolerance)},
+                     {"cosine", opt(a.cosine)},
+                     {"passed", a.passed},
+                     {"error", a.error}});
     }
     figures["amp"] = amp;
     json latency = json::array();
     for (const auto& l : f.latency) {
-      latency.push_back({{"batch", l.batch}, {"p50_ms", opt(l.p50_ms)}, {"p99_ms", opt(l.p99_ms)},
-                         {"throughput_per_s", opt(l.throughput)}, {"out_of_memory", l.out_of_memory}});
+      latency.push_back({{"batch", l.batch},
+                         {"p50_ms", opt(l.p50_ms)},
+                         {"p99_ms", opt(l.p99_ms)},
+                         {"throughput_per_s", opt(l.throughput)},
+                         {"out_of_memory", l.out_of_memory}});
     }
     figures["latency"] = latency;
-    json model{{"path", m.path}, {"status", m.status}, {"exit_code", m.exit_code}, {"note", m.note}, {"figures", figures}};
+    json model{
+        {"path", m.path}, {"status", m.status}, {"exit_code", m.exit_code}, {"note", m.note}, {"figures", figures}};
     model["report"] = m.report;
     models.push_back(std::move(model));
   }

@@ -12,9 +12,12 @@ namespace torchlint::report {
 std::string markdown_cell(std::string_view s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -23,11 +26,16 @@ namespace {
 
 const char* badge(ItemStatus s) {
   switch (s) {
-    case ItemStatus::kPassed: return "✅ passed";
-    case ItemStatus::kFailed: return "❌ failed";
-    case ItemStatus::kNotApplicable: return "➖ not applicable";
-    case ItemStatus::kManual: return "👀 needs a person";
-    case ItemStatus::kNotChecked: return "⚪ not checked";
+    case ItemStatus::kPassed:
+      return "✅ passed";
+    case ItemStatus::kFailed:
+      return "❌ failed";
+    case ItemStatus::kNotApplicable:
+      return "➖ not applicable";
+    case ItemStatus::kManual:
+      return "👀 needs a person";
+    case ItemStatus::kNotChecked:
+      return "⚪ not checked";
   }
   return "";
 }
@@ -89,11 +97,13 @@ void write_probe(std::ostream& out, const ProbeSection& probe) {
     if (!m.note.empty()) out << m.note << "\n\n";
     if (!f.checks.empty()) {
       out << "| Check | Status | Result |\n|---|---|---|\n";
-      for (const auto& c : f.checks) out << "| " << cell(c.name) << " | " << cell(c.status) << " | " << cell(c.headline) << " |\n";
+      for (const auto& c : f.checks)
+        out << "| " << cell(c.name) << " | " << cell(c.status) << " | " << cell(c.headline) << " |\n";
       out << "\n";
     }
     if (!f.memory.empty()) {
-      out << "Memory per batch size:\n\n| Batch | Forward peak | Forward+backward peak | Predicted training step |\n|---|---|---|---|\n";
+      out << "Memory per batch size:\n\n| Batch | Forward peak | Forward+backward peak | Predicted training step "
+             "|\n|---|---|---|---|\n";
       for (const auto& r : f.memory) {
         out << "| " << r.batch << " | " << (r.out_of_memory ? "out of memory" : bytes_cell(r.forward)) << " | "
             << bytes_cell(r.forward_backward) << " | " << bytes_cell(r.predicted_training) << " |\n";
@@ -101,11 +111,12 @@ void write_probe(std::ostream& out, const ProbeSection& probe) {
       out << "\n";
     }
     if (!f.amp.empty()) {
-      out << "Mixed precision against float32:\n\n| Autocast | Max abs error | Max rel error | Tolerance | Cosine | Verdict |\n"
+      out << "Mixed precision against float32:\n\n| Autocast | Max abs error | Max rel error | Tolerance | Cosine | "
+             "Verdict |\n"
              "|---|---|---|---|---|---|\n";
       for (const auto& a : f.amp) {
-        out << "| " << cell(a.variant) << " | " << sci(a.max_abs) << " | " << sci(a.max_rel) << " | " << sci(a.tolerance)
-            << " | " << (a.cosine ? fixed(*a.cosine, 6) : "–") << " | "
+        out << "| " << cell(a.variant) << " | " << sci(a.max_abs) << " | " << sci(a.max_rel) << " | "
+            << sci(a.tolerance) << " | " << (a.cosine ? fixed(*a.cosine, 6) : "–") << " | "
             << (a.error.empty() ? (a.passed ? "passed" : "failed") : "error: " + cell(a.error)) << " |\n";
       }
       out << "\n";
@@ -113,8 +124,8 @@ void write_probe(std::ostream& out, const ProbeSection& probe) {
     if (!f.latency.empty()) {
       out << "Latency:\n\n| Batch | p50 (ms) | p99 (ms) | Samples/s |\n|---|---|---|---|\n";
       for (const auto& l : f.latency) {
-        out << "| " << l.batch << " | " << (l.out_of_memory ? "out of memory" : ms_cell(l.p50_ms)) << " | " << ms_cell(l.p99_ms)
-            << " | " << (l.throughput ? fixed(*l.throughput, 1) : "–") << " |\n";
+        out << "| " << l.batch << " | " << (l.out_of_memory ? "out of memory" : ms_cell(l.p50_ms)) << " | "
+            << ms_cell(l.p99_ms) << " | " << (l.throughput ? fixed(*l.throughput, 1) : "–") << " |\n";
       }
       out << "\n";
     }
@@ -158,8 +169,8 @@ void write_next_steps(std::ostream& out, const AuditContext& ctx, size_t limit) 
 
 // A finding on one line of a list, its message cut to `width` characters.
 void write_finding_line(std::ostream& out, const Diagnostic& d, size_t width) {
-  out << "- " << link(d) << " `" << d.code << "` " << d.message.substr(0, width) << (d.message.size() > width ? "…" : "")
-      << "\n";
+  out << "- " << link(d) << " `" << d.code << "` " << d.message.substr(0, width)
+      << (d.message.size() > width ? "…" : "") << "\n";
 }
 
 // Findings listed under an item in the full report: enough to act on; the JSON and HTML
@@ -195,7 +206,8 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
       out << "| **" << r->item->id << "** " << cell(r->item->title) << " | " << badge(r->status) << " | ";
       if (!r->evidence.empty()) {
         const Diagnostic& d = *r->evidence.front();
-        out << link(d) << " `" << d.code << "` " << cell(d.message.substr(0, 120)) << (d.message.size() > 120 ? "…" : "");
+        out << link(d) << " `" << d.code << "` " << cell(d.message.substr(0, 120))
+            << (d.message.size() > 120 ? "…" : "");
         if (r->evidence.size() > 1) out << " (+" << r->evidence.size() - 1 << " more)";
       } else if (!r->advisory.empty()) {
         const Diagnostic& d = *r->advisory.front();
@@ -231,12 +243,13 @@ void write_audit_markdown(std::ostream& out, const AuditContext& ctx) {
       std::string codes;
       for (const auto& code : c.codes) codes += (codes.empty() ? "`" : ", `") + code + "`";
       out << "| `" << cell(c.path) << "` | " << cell(c.format) << " | " << human_size(c.bytes) << " | "
-          << cell(c.training_state) << " | " << safety_icon(c.safety) << cell(c.safety) << " | " << (codes.empty() ? "none" : codes)
-          << " |\n";
+          << cell(c.training_state) << " | " << safety_icon(c.safety) << cell(c.safety) << " | "
+          << (codes.empty() ? "none" : codes) << " |\n";
     }
     out << "\n<details><summary>What each checkpoint holds</summary>\n\n";
     for (const auto& c : ctx.checkpoints) {
-      out << "- `" << c.path << "`: " << c.training_detail << ". Safety: " << c.safety << ", " << c.safety_detail << "\n";
+      out << "- `" << c.path << "`: " << c.training_detail << ". Safety: " << c.safety << ", " << c.safety_detail
+          << "\n";
     }
     out << "\n</details>\n";
   }

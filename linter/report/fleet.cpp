@@ -36,7 +36,8 @@ struct Units {
 std::string invalid(const json& record) {
   if (!record.is_object()) return "not a JSON object";
   if (str(record, "schema") != kUnitSchema) {
-    return record.contains("schema") ? "schema " + record["schema"].dump() + " is not " + kUnitSchema : "no schema field";
+    return record.contains("schema") ? "schema " + record["schema"].dump() + " is not " + kUnitSchema
+                                     : "no schema field";
   }
   std::string kind = str(record, "kind");
   if (kind != "checkpoint" && kind != "repository") return "kind is neither checkpoint nor repository";
@@ -159,7 +160,8 @@ FleetReport merge_units(const std::vector<UnitShard>& shards, const std::vector<
         }
       }
       if (auto it = r.find("findings"); it != r.end() && it->is_object()) {
-        for (const auto& [code, n] : it->items()) report.rule_findings[code] += n.is_number_unsigned() ? n.get<size_t>() : 0;
+        for (const auto& [code, n] : it->items())
+          report.rule_findings[code] += n.is_number_unsigned() ? n.get<size_t>() : 0;
       }
       report.repos.push_back(std::move(repo));
     } else {
@@ -183,8 +185,9 @@ FleetReport merge_units(const std::vector<UnitShard>& shards, const std::vector<
   std::sort(report.checkpoints.begin(), report.checkpoints.end(),
             [](const FleetCheckpoint& a, const FleetCheckpoint& b) { return a.path < b.path; });
   for (auto& [path, dir] : directories) report.directories.push_back(std::move(dir));
-  std::sort(report.errors.begin(), report.errors.end(),
-            [](const FleetError& a, const FleetError& b) { return std::tie(a.kind, a.path) < std::tie(b.kind, b.path); });
+  std::sort(report.errors.begin(), report.errors.end(), [](const FleetError& a, const FleetError& b) {
+    return std::tie(a.kind, a.path) < std::tie(b.kind, b.path);
+  });
 
   if (baseline.empty()) return report;
   // Trends: the same units in an earlier run.

@@ -53,21 +53,21 @@ struct FleetError {
 
 struct FleetReport {
   std::string generated_at;
-  size_t shards = 0, records = 0, duplicates = 0;     // records read; repeats of a unit left out
-  std::vector<std::string> malformed;                 // "shard:line: why", lines that are no record
-  std::vector<FleetRepo> repos;                       // worst score first, then path
-  std::vector<FleetItem> worst_items;                 // most failing repositories first
-  std::map<std::string, size_t> rule_findings;        // code -> findings across the repositories
-  std::vector<FleetCheckpoint> checkpoints;           // every checkpoint unit, by path
-  std::map<std::string, size_t> verdicts;             // safety verdict -> checkpoints
-  std::vector<FleetDirectory> directories;            // verdicts by parent directory
-  std::vector<FleetError> errors;                     // units that failed, by kind and path
+  size_t shards = 0, records = 0, duplicates = 0;  // records read; repeats of a unit left out
+  std::vector<std::string> malformed;              // "shard:line: why", lines that are no record
+  std::vector<FleetRepo> repos;                    // worst score first, then path
+  std::vector<FleetItem> worst_items;              // most failing repositories first
+  std::map<std::string, size_t> rule_findings;     // code -> findings across the repositories
+  std::vector<FleetCheckpoint> checkpoints;        // every checkpoint unit, by path
+  std::map<std::string, size_t> verdicts;          // safety verdict -> checkpoints
+  std::vector<FleetDirectory> directories;         // verdicts by parent directory
+  std::vector<FleetError> errors;                  // units that failed, by kind and path
   // Trends (--baseline): repositories in both runs and the fleet's mean score then and now.
   bool has_baseline = false;
   size_t baseline_records = 0;
   std::vector<std::string> repos_added, repos_removed;
   std::optional<double> mean_score, baseline_mean_score;  // over repositories scored in both
-  size_t baseline_dangerous = 0;                           // dangerous checkpoints then
+  size_t baseline_dangerous = 0;                          // dangerous checkpoints then
   std::vector<std::string> newly_dangerous;               // dangerous now, not (or absent) then
 
   size_t count_kind(const std::string& kind) const;

@@ -29,11 +29,14 @@ int verdict_rank(const std::string& v) {
 std::vector<const FleetCheckpoint*> flagged(const FleetReport& r) {
   std::vector<const FleetCheckpoint*> out;
   for (const auto& cp : r.checkpoints) {
-    if (cp.safety != "safe" && cp.safety != "no code") out.push_back(&cp);
-    else if (cp.status == "error") out.push_back(&cp);
+    if (cp.safety != "safe" && cp.safety != "no code")
+      out.push_back(&cp);
+    else if (cp.status == "error")
+      out.push_back(&cp);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const FleetCheckpoint* a, const FleetCheckpoint* b) { return verdict_rank(a->safety) < verdict_rank(b->safety); });
+  std::stable_sort(out.begin(), out.end(), [](const FleetCheckpoint* a, const FleetCheckpoint* b) {
+    return verdict_rank(a->safety) < verdict_rank(b->safety);
+  });
   return out;
 }
 
@@ -115,7 +118,10 @@ void write_fleet_json(std::ostream& out, const FleetReport& r) {
   doc["repositories"] = std::move(repos);
   ojson items = ojson::array();
   for (const auto& item : r.worst_items) {
-    items.push_back({{"id", item.id}, {"title", item.title}, {"failing_repositories", item.repos.size()}, {"repositories", item.repos}});
+    items.push_back({{"id", item.id},
+                     {"title", item.title},
+                     {"failing_repositories", item.repos.size()},
+                     {"repositories", item.repos}});
   }
   doc["worst_items"] = std::move(items);
   doc["rule_findings"] = r.rule_findings;
@@ -155,8 +161,8 @@ void write_fleet_json(std::ostream& out, const FleetReport& r) {
 void write_fleet_markdown(std::ostream& out, const FleetReport& r) {
   auto mean = mean_score(r);
   out << "# torchlint fleet report\n\n"
-      << r.repos.size() << " repositories, " << r.checkpoints.size() << " checkpoint files from " << r.shards << " shards ("
-      << r.records << " records, " << r.duplicates << " duplicates left out); " << r.errors.size()
+      << r.repos.size() << " repositories, " << r.checkpoints.size() << " checkpoint files from " << r.shards
+      << " shards (" << r.records << " records, " << r.duplicates << " duplicates left out); " << r.errors.size()
       << (r.errors.size() == 1 ? " unit failed" : " units failed")
       << (r.malformed.empty() ? "" : "; " + std::to_string(r.malformed.size()) + " malformed lines") << ". Generated "
       << r.generated_at << ".\n\n";
@@ -164,29 +170,32 @@ void write_fleet_markdown(std::ostream& out, const FleetReport& r) {
   if (r.has_baseline) {
     out << "## Trends\n\n";
     if (r.mean_score && r.baseline_mean_score) {
-      out << "Mean score of the repositories in both runs: " << fixed1(*r.baseline_mean_score) << " → " << fixed1(*r.mean_score)
-          << ".\n";
+      out << "Mean score of the repositories in both runs: " << fixed1(*r.baseline_mean_score) << " → "
+          << fixed1(*r.mean_score) << ".\n";
     }
     out << "Repositories added: " << r.repos_added.size() << ", removed: " << r.repos_removed.size()
-        << ". Dangerous checkpoints: " << r.baseline_dangerous << " → " << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0)
-        << " (" << r.newly_dangerous.size() << " new).\n\n";
+        << ". Dangerous checkpoints: " << r.baseline_dangerous << " → "
+        << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0) << " (" << r.newly_dangerous.size()
+        << " new).\n\n";
   }
   if (!r.repos.empty()) {
     out << "## Repositories\n\n| repository | score | " << (r.has_baseline ? "change | " : "")
-        << "failed items | findings | checkpoints (dangerous) |\n|---|---|" << (r.has_baseline ? "---|" : "") << "---|---|---|\n";
+        << "failed items | findings | checkpoints (dangerous) |\n|---|---|" << (r.has_baseline ? "---|" : "")
+        << "---|---|---|\n";
     for (const auto& repo : r.repos) {
       out << "| " << markdown_cell(repo.path) << " | "
           << (repo.score ? std::to_string(*repo.score) : "error: " + markdown_cell(repo.error)) << " | ";
       if (r.has_baseline) out << delta(repo) << " | ";
-      out << repo.failed << " | " << repo.findings << " | " << repo.checkpoints << " (" << repo.dangerous_checkpoints << ") |\n";
+      out << repo.failed << " | " << repo.findings << " | " << repo.checkpoints << " (" << repo.dangerous_checkpoints
+          << ") |\n";
     }
     out << '\n';
   }
   if (!r.worst_items.empty()) {
     out << "## Worst checklist items\n\n| item | title | failing repositories |\n|---|---|---|\n";
     for (const auto& item : r.worst_items) {
-      out << "| " << markdown_cell(item.id) << " | " << markdown_cell(item.title) << " | " << item.repos.size() << " of "
-          << r.repos.size() << " |\n";
+      out << "| " << markdown_cell(item.id) << " | " << markdown_cell(item.title) << " | " << item.repos.size()
+          << " of " << r.repos.size() << " |\n";
     }
     out << '\n';
     out << "Findings by rule (most first): ";
@@ -196,7 +205,8 @@ void write_fleet_markdown(std::ostream& out, const FleetReport& r) {
   }
   if (!r.checkpoints.empty()) {
     out << "## Checkpoints\n\n| verdict | files |\n|---|---|\n";
-    for (const auto& v : verdict_order()) out << "| " << v << " | " << (r.verdicts.contains(v) ? r.verdicts.at(v) : 0) << " |\n";
+    for (const auto& v : verdict_order())
+      out << "| " << v << " | " << (r.verdicts.contains(v) ? r.verdicts.at(v) : 0) << " |\n";
     out << "\n| directory | files |";
     for (const auto& v : verdict_order()) out << ' ' << v << " |";
     out << "\n|---|---|";
@@ -216,7 +226,8 @@ void write_fleet_markdown(std::ostream& out, const FleetReport& r) {
         out << "| " << markdown_cell(list[i]->path) << " | " << list[i]->safety << " | " << codes << " | "
             << markdown_cell(list[i]->status == "error" ? list[i]->error : list[i]->safety_detail) << " |\n";
       }
-      if (list.size() > kListed) out << "\n… and " << list.size() - kListed << " more (the JSON report lists them all).\n";
+      if (list.size() > kListed)
+        out << "\n… and " << list.size() - kListed << " more (the JSON report lists them all).\n";
     }
     out << '\n';
   }
@@ -235,35 +246,40 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
     return std::string("<span class=\"badge ") + cls + "\">" + html_escape(v) + "</span>";
   };
   auto mean = mean_score(r);
-  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">"
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+         "content=\"width=device-width\">"
       << "<title>torchlint fleet report</title><style>" << audit_html_style()
-      << "#repos th:first-child,#items th:first-child,#directories th:first-child{width:auto}#flagged th:first-child{width:40%}.chart{max-width:560px}</style></head><body><main>\n"
+      << "#repos th:first-child,#items th:first-child,#directories th:first-child{width:auto}#flagged "
+         "th:first-child{width:40%}.chart{max-width:560px}</style></head><body><main>\n"
       << "<h1>torchlint fleet report</h1><p class=\"muted\">Generated " << esc(r.generated_at) << " from " << r.shards
       << " shards (" << r.records << " records, " << r.duplicates << " duplicates left out).</p>\n"
       << "<section class=\"summary\" id=\"summary\"><div class=\"counts\">"
       << "<div><b>" << r.repos.size() << "</b>repositories</div><div><b>" << (mean ? fixed1(*mean) : std::string("–"))
       << "</b>mean score</div><div><b>" << r.checkpoints.size() << "</b>checkpoints</div><div><b>"
-      << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0) << "</b>dangerous</div><div><b>" << r.errors.size()
-      << "</b>units failed</div></div></section>\n";
+      << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0) << "</b>dangerous</div><div><b>"
+      << r.errors.size() << "</b>units failed</div></div></section>\n";
   if (r.has_baseline) {
     out << "<h2 id=\"trends\">Trends</h2><p>";
     if (r.mean_score && r.baseline_mean_score) {
-      out << "Mean score of the repositories in both runs: " << fixed1(*r.baseline_mean_score) << " → <b>" << fixed1(*r.mean_score)
-          << "</b>. ";
+      out << "Mean score of the repositories in both runs: " << fixed1(*r.baseline_mean_score) << " → <b>"
+          << fixed1(*r.mean_score) << "</b>. ";
     }
-    out << "Repositories added: " << r.repos_added.size() << ", removed: " << r.repos_removed.size() << ". Dangerous checkpoints: "
-        << r.baseline_dangerous << " → " << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0) << " ("
-        << r.newly_dangerous.size() << " new).</p>\n";
+    out << "Repositories added: " << r.repos_added.size() << ", removed: " << r.repos_removed.size()
+        << ". Dangerous checkpoints: " << r.baseline_dangerous << " → "
+        << (r.verdicts.contains("dangerous") ? r.verdicts.at("dangerous") : 0) << " (" << r.newly_dangerous.size()
+        << " new).</p>\n";
   }
   if (!r.repos.empty()) {
     std::vector<std::pair<std::string, size_t>> bars;
-    for (const auto& repo : r.repos) bars.emplace_back(chart_label(repo.path), static_cast<size_t>(std::max(0, repo.score.value_or(0))));
+    for (const auto& repo : r.repos)
+      bars.emplace_back(chart_label(repo.path), static_cast<size_t>(std::max(0, repo.score.value_or(0))));
     out << "<h2 id=\"repositories\">Repositories</h2><table id=\"repos\"><thead><tr><th>repository</th><th>score</th>"
         << (r.has_baseline ? "<th>change</th>" : "")
         << "<th>failed items</th><th>findings</th><th>checkpoints (dangerous)</th></tr></thead><tbody>\n";
     for (const auto& repo : r.repos) {
       out << "<tr class=\"repo\"><td><code>" << esc(repo.path) << "</code></td><td>"
-          << (repo.score ? "<b>" + std::to_string(*repo.score) + "</b>" : badge("unknown") + " " + esc(repo.error)) << "</td>";
+          << (repo.score ? "<b>" + std::to_string(*repo.score) + "</b>" : badge("unknown") + " " + esc(repo.error))
+          << "</td>";
       if (r.has_baseline) out << "<td>" << esc(delta(repo)) << "</td>";
       out << "<td>" << repo.failed << "</td><td>" << repo.findings << "</td><td>" << repo.checkpoints << " ("
           << repo.dangerous_checkpoints << ")</td></tr>\n";
@@ -280,8 +296,8 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
       out << "<tr class=\"item\"><td class=\"id\">" << esc(item.id) << "</td><td>" << esc(item.title) << "</td><td>"
           << item.repos.size() << " of " << r.repos.size() << "</td></tr>\n";
     }
-    out << "</tbody></table>\n<div class=\"chart\"><h3>Findings by rule</h3>" << svg_bar_chart(bars, "#0969da", "findings by rule")
-        << "</div>\n";
+    out << "</tbody></table>\n<div class=\"chart\"><h3>Findings by rule</h3>"
+        << svg_bar_chart(bars, "#0969da", "findings by rule") << "</div>\n";
   }
   if (!r.checkpoints.empty()) {
     std::vector<std::pair<std::string, size_t>> bars;
@@ -300,7 +316,8 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
     out << "</tbody></table>\n";
     auto list = flagged(r);
     if (!list.empty()) {
-      out << "<h3>Flagged checkpoints</h3><table id=\"flagged\"><thead><tr><th>path</th><th>verdict</th><th>findings</th>"
+      out << "<h3>Flagged checkpoints</h3><table "
+             "id=\"flagged\"><thead><tr><th>path</th><th>verdict</th><th>findings</th>"
           << "<th>why</th></tr></thead><tbody>\n";
       for (size_t i = 0; i < list.size() && i < kListed; ++i) {
         std::string codes;
@@ -310,16 +327,19 @@ void write_fleet_html(std::ostream& out, const FleetReport& r) {
             << esc(list[i]->status == "error" ? list[i]->error : list[i]->safety_detail) << "</td></tr>\n";
       }
       out << "</tbody></table>\n";
-      if (list.size() > kListed) out << "<p class=\"muted\">… and " << list.size() - kListed << " more (the JSON report lists them all).</p>\n";
+      if (list.size() > kListed)
+        out << "<p class=\"muted\">… and " << list.size() - kListed << " more (the JSON report lists them all).</p>\n";
     }
   }
   if (!r.errors.empty() || !r.malformed.empty()) {
     out << "<h2 id=\"errors\">Errors</h2><ul>\n";
-    for (const auto& e : r.errors) out << "<li>" << esc(e.kind) << " <code>" << esc(e.path) << "</code>: " << esc(e.message) << "</li>\n";
+    for (const auto& e : r.errors)
+      out << "<li>" << esc(e.kind) << " <code>" << esc(e.path) << "</code>: " << esc(e.message) << "</li>\n";
     for (const auto& m : r.malformed) out << "<li>malformed line " << esc(m) << "</li>\n";
     out << "</ul>\n";
   }
-  out << "<footer>torchlint " << TORCHLINT_VERSION << " · schema " << kFleetSchema << "</footer></main></body></html>\n";
+  out << "<footer>torchlint " << TORCHLINT_VERSION << " · schema " << kFleetSchema
+      << "</footer></main></body></html>\n";
 }
 
 }  // namespace torchlint::report

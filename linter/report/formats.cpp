@@ -4,14 +4,9 @@ namespace torchlint::report {
 
 const std::vector<Format>& formats() {
   static const std::vector<Format> all = {
-      {"full", write_full, false},
-      {"concise", write_concise, false},
-      {"json", write_json, true},
-      {"jsonl", write_json_lines, true},
-      {"json-lines", write_json_lines, true},
-      {"sarif", write_sarif, true},
-      {"github", write_github, true},
-      {"gitlab", write_gitlab, true},
+      {"full", write_full, false},       {"concise", write_concise, false},      {"json", write_json, true},
+      {"jsonl", write_json_lines, true}, {"json-lines", write_json_lines, true}, {"sarif", write_sarif, true},
+      {"github", write_github, true},    {"gitlab", write_gitlab, true},
   };
   return all;
 }

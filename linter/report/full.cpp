@@ -32,7 +32,9 @@ void write_full(std::ostream& out, const ReportContext& ctx) {
       std::string_view shown = line.substr(begin, kMaxExcerpt);
       std::string gutter = std::to_string(d.start.line);
       std::string pad(gutter.size(), ' ');
-      out << pad << " |\n" << gutter << " | " << (begin ? "..." : "") << shown << (begin + kMaxExcerpt < line.size() ? "..." : "") << '\n';
+      out << pad << " |\n"
+          << gutter << " | " << (begin ? "..." : "") << shown << (begin + kMaxExcerpt < line.size() ? "..." : "")
+          << '\n';
       size_t caret_col = 0;
       for (size_t i = begin; i < byte && i < line.size(); ++i) {
         if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++caret_col;
@@ -50,7 +52,9 @@ void write_full(std::ostream& out, const ReportContext& ctx) {
 }
 
 std::string summary_line(const ReportContext& ctx) {
-  auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + ' ' + (n == 1 ? one : many); };
+  auto count = [](size_t n, const char* one, const char* many) {
+    return std::to_string(n) + ' ' + (n == 1 ? one : many);
+  };
   const LintOutcome& o = ctx.outcome;
   std::string files = count(o.files_linted, "file", "files");
   if (o.diagnostics.empty()) return o.files_linted ? "All checks passed (" + files + ")." : "";

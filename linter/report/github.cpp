@@ -10,12 +10,23 @@ std::string escape(std::string_view s, bool property) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      case ':': out += property ? "%3A" : ":"; break;
-      case ',': out += property ? "%2C" : ","; break;
-      default: out += c;
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      case ':':
+        out += property ? "%3A" : ":";
+        break;
+      case ',':
+        out += property ? "%2C" : ",";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -25,11 +36,13 @@ std::string escape(std::string_view s, bool property) {
 
 void write_github(std::ostream& out, const ReportContext& ctx) {
   for (const auto& d : ctx.outcome.diagnostics) {
-    const char* command = d.severity == Severity::kError ? "error" : d.severity == Severity::kWarning ? "warning" : "notice";
+    const char* command = d.severity == Severity::kError     ? "error"
+                          : d.severity == Severity::kWarning ? "warning"
+                                                             : "notice";
     out << "::" << command << " title=" << escape("torchlint (" + d.code + " " + d.name + ")", true)
         << ",file=" << escape(d.path, true) << ",line=" << d.start.line << ",col=" << d.start.column
-        << ",endLine=" << d.end.line << ",endColumn=" << d.end.column << "::"
-        << escape(location_prefix(d) + " " + d.code + " " + d.message, false) << '\n';
+        << ",endLine=" << d.end.line << ",endColumn=" << d.end.column
+        << "::" << escape(location_prefix(d) + " " + d.code + " " + d.message, false) << '\n';
   }
 }
 

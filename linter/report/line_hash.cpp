@@ -8,7 +8,7 @@ namespace torchlint::report {
 
 namespace {
 
-constexpr int kWindow = 100;       // characters hashed per line, across line ends
+constexpr int kWindow = 100;  // characters hashed per line, across line ends
 constexpr uint64_t kMultiplier = 37;
 constexpr uint32_t kEndOfFile = 65535;
 

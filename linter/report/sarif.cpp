@@ -23,9 +23,12 @@ constexpr size_t kMaxTags = 10;        // GitHub keeps ten
 
 const char* level(Severity s) {
   switch (s) {
-    case Severity::kError: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kInfo: return "note";
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kInfo:
+      return "note";
   }
   return "warning";
 }
@@ -94,16 +97,17 @@ json rule_descriptor(const RuleInfo& rule, const Checklist* checklist) {
   if (security) {
     props["security-severity"] = std::string(rule.security_severity);
   } else {
-    props["problem.severity"] = rule.severity == Severity::kError ? "error"
-                                : rule.severity == Severity::kWarning ? "warning" : "recommendation";
+    props["problem.severity"] = rule.severity == Severity::kError     ? "error"
+                                : rule.severity == Severity::kWarning ? "warning"
+                                                                      : "recommendation";
   }
   r["properties"] = props;
   if (checklist) {
     json relationships = json::array();
     for (const auto& item : rule.checklist_items) {
       if (!checklist->find(item)) continue;
-      relationships.push_back({{"target", {{"id", item}, {"toolComponent", {{"name", kTaxonomy}}}}},
-                               {"kinds", json::array({"relevant"})}});
+      relationships.push_back(
+          {{"target", {{"id", item}, {"toolComponent", {{"name", kTaxonomy}}}}}, {"kinds", json::array({"relevant"})}});
     }
     if (!relationships.empty()) r["relationships"] = relationships;
   }
@@ -126,7 +130,8 @@ json related_locations(const Diagnostic& d, const std::string& root) {
   json out = json::array();
   for (const auto& r : d.related) {
     out.push_back({{"id", out.size() + 1},
-                   {"physicalLocation", {{"artifactLocation", artifact_location(d.path, root)}, {"region", region(r.start, r.end)}}},
+                   {"physicalLocation",
+                    {{"artifactLocation", artifact_location(d.path, root)}, {"region", region(r.start, r.end)}}},
                    {"message", {{"text", r.message}}}});
   }
   return out;
@@ -136,13 +141,14 @@ json sarif_fix(const Diagnostic& d, const SourceFile& file, const std::string& r
   json replacements = json::array();
   for (const auto& e : d.fix->edits) {
     Position s = file.position(e.start), en = file.position(e.end);
-    replacements.push_back({{"deletedRegion",
-                             {{"startLine", s.line}, {"startColumn", s.column}, {"endLine", en.line}, {"endColumn", en.column}}},
-                            {"insertedContent", {{"text", e.replacement}}}});
+    replacements.push_back(
+        {{"deletedRegion",
+          {{"startLine", s.line}, {"startColumn", s.column}, {"endLine", en.line}, {"endColumn", en.column}}},
+         {"insertedContent", {{"text", e.replacement}}}});
   }
   return {{"description", {{"text", d.fix->message}}},
-          {"artifactChanges", json::array({{{"artifactLocation", artifact_location(d.path, root)},
-                                            {"replacements", replacements}}})}};
+          {"artifactChanges",
+           json::array({{{"artifactLocation", artifact_location(d.path, root)}, {"replacements", replacements}}})}};
 }
 
 }  // namespace
@@ -180,8 +186,9 @@ json sarif_run(const ReportContext& ctx) {
     if (auto it = rule_index.find(d.code); it != rule_index.end()) r["ruleIndex"] = it->second;
     r["level"] = level(d.severity);
     r["message"] = {{"text", d.message}};
-    r["locations"] = json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(d.path, ctx.source_root)},
-                                                          {"region", region(d.start, d.end)}}}}});
+    r["locations"] = json::array(
+        {{{"physicalLocation",
+           {{"artifactLocation", artifact_location(d.path, ctx.source_root)}, {"region", region(d.start, d.end)}}}}});
     if (!d.related.empty()) r["relatedLocations"] = related_locations(d, ctx.source_root);
     auto source = ctx.outcome.sources.find(d.path);
     if (source != ctx.outcome.sources.end()) {
@@ -202,15 +209,17 @@ json sarif_run(const ReportContext& ctx) {
   invocation["exitCode"] = ctx.exit_code;
   json notifications = json::array();
   for (const auto& e : ctx.outcome.errors) {
-    notifications.push_back({{"level", "error"},
-                             {"message", {{"text", e.path + ": " + e.message}}},
-                             {"locations", json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(e.path, ctx.source_root)}}}}})}});
+    notifications.push_back(
+        {{"level", "error"},
+         {"message", {{"text", e.path + ": " + e.message}}},
+         {"locations",
+          json::array({{{"physicalLocation", {{"artifactLocation", artifact_location(e.path, ctx.source_root)}}}}})}});
   }
   if (all_results.size() > kMaxResults) {
     notifications.push_back({{"level", "warning"},
-                             {"message", {{"text", "results truncated to " + std::to_string(kMaxResults) +
-                                                       " (GitHub's limit per run) of " +
-                                                       std::to_string(all_results.size())}}}});
+                             {"message",
+                              {{"text", "results truncated to " + std::to_string(kMaxResults) +
+                                            " (GitHub's limit per run) of " + std::to_string(all_results.size())}}}});
   }
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
 
@@ -284,8 +293,8 @@ void write_sarif(std::ostream& out, const ReportContext& ctx) {
                                            py_ctx.checklist, py_ctx.source_root, py_ctx.exit_code, py_ctx.automation_id,
                                            py_ctx.baseline_active}));
     runs.push_back(sarif_run(ReportContext{cpp, cpp_ctx.registry, cpp_ctx.color, cpp_ctx.show_fixes, cpp_ctx.enabled,
-                                           cpp_ctx.checklist, cpp_ctx.source_root, cpp_ctx.exit_code, cpp_ctx.automation_id,
-                                           cpp_ctx.baseline_active}));
+                                           cpp_ctx.checklist, cpp_ctx.source_root, cpp_ctx.exit_code,
+                                           cpp_ctx.automation_id, cpp_ctx.baseline_active}));
   }
   json log;
   log["$schema"] = "https://json.schemastore.org/sarif-2.1.0.json";

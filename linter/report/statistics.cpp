@@ -15,7 +15,8 @@ void write_statistics(std::ostream& out, const ReportContext& ctx) {
     if (d.fix) ++c.second;
   }
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> rows(counts.begin(), counts.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   for (const auto& [code, c] : rows) {
     const RuleInfo* rule = ctx.registry.find(code);
     out << std::setw(5) << std::right << c.first << "  " << std::left << std::setw(6) << code << ' '

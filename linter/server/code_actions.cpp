@@ -101,10 +101,11 @@ json LanguageServer::code_actions(const json& params) {
       // A command, not an edit: the baseline is a file of its own, written by the server.
       json arguments = {doc->uri, d.code, diagnostic["range"]["start"]};
       std::string title = "Add " + d.code + " to the baseline (" + baseline->filename().string() + ")";
-      actions.push_back({{"title", title},
-                         {"kind", "quickfix"},
-                         {"diagnostics", {diagnostic}},
-                         {"command", {{"title", title}, {"command", kAddToBaselineCommand}, {"arguments", arguments}}}});
+      actions.push_back(
+          {{"title", title},
+           {"kind", "quickfix"},
+           {"diagnostics", {diagnostic}},
+           {"command", {{"title", title}, {"command", kAddToBaselineCommand}, {"arguments", arguments}}}});
     }
     if (auto edit = suppress_edit(*doc, d)) {
       actions.push_back({{"title", "Suppress " + d.code + " on this line"},
@@ -115,7 +116,8 @@ json LanguageServer::code_actions(const json& params) {
   }
   if (any_fix && wanted(kFixAllKind)) {
     if (auto edit = fix_all_edit(*doc)) {
-      actions.push_back({{"title", "Fix all torchlint findings with a safe fix"}, {"kind", kFixAllKind}, {"edit", *edit}});
+      actions.push_back(
+          {{"title", "Fix all torchlint findings with a safe fix"}, {"kind", kFixAllKind}, {"edit", *edit}});
     }
   }
   return actions;
@@ -173,8 +175,9 @@ std::optional<json> LanguageServer::fix_all_edit(Document& doc) {
   auto continuation = [](char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; };
   while (prefix > 0 && prefix < before.size() && continuation(before[prefix])) --prefix;
   while (suffix > 0 && continuation(before[before.size() - suffix])) --suffix;
-  json edit = {{"range", lsp_range(*doc.linted, static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix))},
-               {"newText", fixed.text.substr(prefix, fixed.text.size() - suffix - prefix)}};
+  json edit = {
+      {"range", lsp_range(*doc.linted, static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix))},
+      {"newText", fixed.text.substr(prefix, fixed.text.size() - suffix - prefix)}};
   return json{{"changes", {{doc.uri, json::array({edit})}}}};
 }
 
@@ -191,10 +194,12 @@ json LanguageServer::add_to_baseline(const json& args) {
     throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline needs a document, a rule and a position");
   }
   Document* doc = document(json{{"uri", args[0]}});
-  if (!doc || !doc->linted) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: the document is not open");
+  if (!doc || !doc->linted)
+    throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: the document is not open");
   if (doc->cell) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: not for a notebook cell");
   auto file = baseline_for(doc->project);
-  if (!file) throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no `baseline` in initializationOptions");
+  if (!file)
+    throw RequestError(rpc_error::kInvalidParams, "torchlint.addToBaseline: no `baseline` in initializationOptions");
   const std::string code = args[1].get<std::string>();
   const Diagnostic* finding = nullptr;
   for (const Diagnostic& d : doc->findings) {
@@ -221,7 +226,8 @@ json LanguageServer::add_to_baseline(const json& args) {
       baseline.entries.insert(at, entry);
     }
   }
-  if (!cli::save_baseline(baseline, file->string(), error)) throw RequestError(rpc_error::kRequestFailed, "torchlint: " + error);
+  if (!cli::save_baseline(baseline, file->string(), error))
+    throw RequestError(rpc_error::kRequestFailed, "torchlint: " + error);
   schedule(doc->project, Clock::now());  // the finding is known debt now: publish without it
   return nullptr;
 }
@@ -232,7 +238,8 @@ json LanguageServer::execute_command(const json& params) {
   if (command != kFixAllCommand) throw RequestError(rpc_error::kInvalidParams, "unknown command " + command);
   // Arguments: the document, as a URI or a TextDocumentIdentifier.
   const json& args = params.at("arguments");
-  if (!args.is_array() || args.empty()) throw RequestError(rpc_error::kInvalidParams, "torchlint.fixAll needs a document");
+  if (!args.is_array() || args.empty())
+    throw RequestError(rpc_error::kInvalidParams, "torchlint.fixAll needs a document");
   json identifier = args[0].is_string() ? json{{"uri", args[0]}} : args[0];
   Document* doc = document(identifier);
   if (!doc) throw RequestError(rpc_error::kInvalidParams, "torchlint.fixAll: the document is not open");
@@ -268,7 +275,8 @@ json LanguageServer::hover(const json& params) {
     if (!span) span = std::pair{begin, end};
   }
   if (docs.empty()) return nullptr;
-  return {{"contents", {{"kind", "markdown"}, {"value", docs}}}, {"range", lsp_range(*doc->linted, span->first, span->second)}};
+  return {{"contents", {{"kind", "markdown"}, {"value", docs}}},
+          {"range", lsp_range(*doc->linted, span->first, span->second)}};
 }
 
 }  // namespace torchlint::server

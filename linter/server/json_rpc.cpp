@@ -73,8 +73,8 @@ Frame FrameReader::next() {
       left -= got;
     }
     frame.kind = Frame::Kind::kBadFrame;
-    frame.error = "message of " + std::to_string(*length) + " bytes is over the limit of " +
-                  std::to_string(kMaxMessageBytes);
+    frame.error =
+        "message of " + std::to_string(*length) + " bytes is over the limit of " + std::to_string(kMaxMessageBytes);
     return frame;
   }
   frame.body.resize(*length);

@@ -208,8 +208,9 @@ int LanguageServer::run() {
         // While a lint runs, the next one waits for it (its result arrives as work).
         inbox->ready.wait(lock, has_work);
       } else {
-        auto next = std::min_element(pending_.begin(), pending_.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; })->second;
+        auto next = std::min_element(pending_.begin(), pending_.end(), [](const auto& a, const auto& b) {
+                      return a.second < b.second;
+                    })->second;
         inbox->ready.wait_until(lock, next, has_work);
       }
       batch.swap(inbox->frames);
@@ -414,7 +415,8 @@ json LanguageServer::initialize(const json& params) {
       {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.torchlint"}}}},
       {"hoverProvider", true},
       {"notebookDocumentSync",
-       {{"notebookSelector", {{{"notebook", {{"notebookType", "jupyter-notebook"}}}, {"cells", {{{"language", "python"}}}}}}}}},
+       {{"notebookSelector",
+         {{{"notebook", {{"notebookType", "jupyter-notebook"}}}, {"cells", {{{"language", "python"}}}}}}}}},
       {"executeCommandProvider", {{"commands", {"torchlint.fixAll", "torchlint.addToBaseline"}}}},
   };
   return {{"capabilities", capabilities}, {"serverInfo", {{"name", "torchlint"}, {"version", options_.version}}}};
@@ -433,7 +435,8 @@ void LanguageServer::read_initialization_options(const json& options) {
       show_error_once("initializationOptions: target-torch `" + text + "` is not a version like 2.4");
     }
   }
-  if (options.contains("baseline") && options["baseline"].is_string() && !options["baseline"].get<std::string>().empty()) {
+  if (options.contains("baseline") && options["baseline"].is_string() &&
+      !options["baseline"].get<std::string>().empty()) {
     baseline_ = options["baseline"].get<std::string>();
   }
   for (const char* key : {"debounce-ms", "debounceMs"}) {
@@ -497,8 +500,10 @@ void LanguageServer::apply_changes(Document& document, const json& identifier, c
 void LanguageServer::did_save(const json& params) {
   ++disk_generation_;
   Document* doc = document(params.at("textDocument"));
-  if (doc && params.contains("text") && params["text"].is_string()) doc->text.replace_all(params["text"].get<std::string>());
-  std::optional<fs::path> path = doc ? std::optional(doc->path) : path_from_uri(params["textDocument"].value("uri", ""));
+  if (doc && params.contains("text") && params["text"].is_string())
+    doc->text.replace_all(params["text"].get<std::string>());
+  std::optional<fs::path> path =
+      doc ? std::optional(doc->path) : path_from_uri(params["textDocument"].value("uri", ""));
   if (path && is_config_file(*path)) {
     // Settings changed: run_check reads them again, for every project it may apply to.
     shown_errors_.clear();
@@ -626,7 +631,8 @@ void LanguageServer::apply(LintJob job) {
 bool LanguageServer::fresh(const Document& doc) const {
   // A cell's findings hold while its text is the one its notebook was linted with.
   if (doc.cell) return doc.linted && doc.linted->text() == doc.text.text();
-  return !doc.lintable || (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text());
+  return !doc.lintable ||
+         (doc.linted && doc.linted->version() == doc.text.version() && doc.linted->text() == doc.text.text());
 }
 
 bool LanguageServer::defer_until_fresh(const json& id, const std::string& method, const json& params) {
@@ -665,10 +671,12 @@ std::pair<uint32_t, uint32_t> LanguageServer::byte_range(const TextDocument& tex
 
 json LanguageServer::lsp_range(const TextDocument& text, uint32_t begin, uint32_t end) const {
   auto a = text.position_of(begin, encoding_), b = text.position_of(end, encoding_);
-  return {{"start", {{"line", a.line}, {"character", a.character}}}, {"end", {{"line", b.line}, {"character", b.character}}}};
+  return {{"start", {{"line", a.line}, {"character", a.character}}},
+          {"end", {{"line", b.line}, {"character", b.character}}}};
 }
 
-json LanguageServer::lsp_location(const TextDocument& text, const std::string& uri, Position start, Position end) const {
+json LanguageServer::lsp_location(const TextDocument& text, const std::string& uri, Position start,
+                                  Position end) const {
   uint32_t begin = text.offset_of_line_column(start.line, start.column);
   uint32_t finish = std::max(begin, text.offset_of_line_column(end.line, end.column));
   return {{"uri", uri}, {"range", lsp_range(text, begin, finish)}};
@@ -677,7 +685,9 @@ json LanguageServer::lsp_location(const TextDocument& text, const std::string& u
 json LanguageServer::to_lsp(const TextDocument& text, const Diagnostic& d, const std::string& uri) const {
   auto [begin, end] = byte_range(text, d);
   json out = {{"range", lsp_range(text, begin, end)},
-              {"severity", d.severity == Severity::kError ? 1 : d.severity == Severity::kWarning ? 2 : 3},
+              {"severity", d.severity == Severity::kError     ? 1
+                           : d.severity == Severity::kWarning ? 2
+                                                              : 3},
               {"code", d.code},
               {"source", "torchlint"},
               {"message", d.message}};

@@ -108,7 +108,7 @@ class LanguageServer {
     // A C++ source or header: linted by torchlint-cpp (a separate process, seconds per
     // file) from the file on disk, so only when opened or saved, never per keystroke.
     bool cpp = false;
-    bool cpp_due = false;  // opened or saved since its last lint
+    bool cpp_due = false;                                             // opened or saved since its last lint
     std::shared_ptr<ParseMemo> memo = std::make_shared<ParseMemo>();  // the last parse
     // The last lint: the text it saw and its findings (byte offsets refer to that text).
     std::optional<TextDocument> linted;
@@ -184,14 +184,14 @@ class LanguageServer {
   PositionEncoding encoding_ = PositionEncoding::kUtf16;
   SelectionLayer selection_;  // initializationOptions, over the configuration files
   std::optional<TorchVersion> target_torch_;
-  std::optional<std::string> baseline_;  // initializationOptions `baseline`
+  std::optional<std::string> baseline_;        // initializationOptions `baseline`
   std::map<std::string, Document> documents_;  // by URI (notebook cells too, not lintable)
   struct Notebook {
     std::filesystem::path path, project;
     std::vector<std::pair<std::string, bool>> cells;  // every cell in order: URI, is code
   };
-  std::map<std::string, Notebook> notebooks_;  // by URI
-  std::map<std::filesystem::path, Clock::time_point> pending_;  // projects to lint, when
+  std::map<std::string, Notebook> notebooks_;                                    // by URI
+  std::map<std::filesystem::path, Clock::time_point> pending_;                   // projects to lint, when
   std::map<std::filesystem::path, std::shared_ptr<cli::ContextMemo>> contexts_;  // by project
   // Bumped by everything that may change which files import which on disk (a save, a file
   // changed outside the editor, a file opened or closed): the context is found again.

@@ -138,10 +138,13 @@ namespace {
 
 // A range of the notebook's module in the lines of the cell that starts at module line
 // `first` (the next cell at `next`); a range running past the cell ends at it.
-std::pair<Position, Position> in_cell(Position start, Position end, uint32_t first, uint32_t next, const TextDocument& cell) {
+std::pair<Position, Position> in_cell(Position start, Position end, uint32_t first, uint32_t next,
+                                      const TextDocument& cell) {
   start.line -= first - 1;
-  if (end.line >= next) end = {cell.line_count(), UINT32_MAX};
-  else end.line -= first - 1;
+  if (end.line >= next)
+    end = {cell.line_count(), UINT32_MAX};
+  else
+    end.line -= first - 1;
   return {start, end};
 }
 
@@ -165,7 +168,8 @@ void LanguageServer::publish_notebook(const fs::path& project, const LintJob::No
         // outside the cell (the module's own newline, another cell) is not offered.
         bool inside = true;
         for (auto& e : d.fix->edits) {
-          inside = inside && e.start >= cell.first_byte && e.end >= e.start && e.end - cell.first_byte <= cell.text.size();
+          inside =
+              inside && e.start >= cell.first_byte && e.end >= e.start && e.end - cell.first_byte <= cell.text.size();
           if (!inside) break;
           e.start -= cell.first_byte;
           e.end -= cell.first_byte;

@@ -12,8 +12,9 @@ class MissingOptimizerState final : public CheckpointRule {
     const TrainingState& t = ctx.training();
     if (!t.training || t.weights.empty() || !t.optimizers.empty()) return;
     ctx.report(checkpoint.display,
-               "training checkpoint (" + t.training_reason + ") has no optimizer state: resuming restarts the optimizer "
-               "(momentum, Adam moments and step counts are lost); save `optimizer.state_dict()` with the model");
+               "training checkpoint (" + t.training_reason +
+                   ") has no optimizer state: resuming restarts the optimizer "
+                   "(momentum, Adam moments and step counts are lost); save `optimizer.state_dict()` with the model");
   }
 };
 

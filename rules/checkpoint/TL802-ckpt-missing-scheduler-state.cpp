@@ -12,7 +12,8 @@ class MissingSchedulerState final : public CheckpointRule {
     const TrainingState& t = ctx.training();
     if (!t.training || t.optimizers.empty() || !t.schedule_hint || !t.schedulers.empty()) return;
     ctx.report(checkpoint.display,
-               "training checkpoint has no LR scheduler state although a schedule was in use (`" + t.schedule_hint_where +
+               "training checkpoint has no LR scheduler state although a schedule was in use (`" +
+                   t.schedule_hint_where +
                    "`): resuming restarts the schedule at its first step; save `scheduler.state_dict()` too");
   }
 };

@@ -11,9 +11,10 @@ class MissingEpoch final : public CheckpointRule {
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
     const TrainingState& t = ctx.training();
     if (!t.training || t.weights.empty() || !t.counters.empty()) return;
-    ctx.report(checkpoint.display,
-               "training checkpoint has no epoch or step counter (`epoch`, `global_step`, `iter_num`, ...): a resumed run "
-               "cannot tell where it stopped; save the counter with the states");
+    ctx.report(
+        checkpoint.display,
+        "training checkpoint has no epoch or step counter (`epoch`, `global_step`, `iter_num`, ...): a resumed run "
+        "cannot tell where it stopped; save the counter with the states");
   }
 };
 

@@ -21,8 +21,9 @@ class UnsafePickleGlobal final : public CheckpointRule {
       }
       for (const auto& scan : file->pickles) {
         std::string where = "pickle `" + scan->where + "`";
-        std::string consequence = scan->loaded_by_torch ? "torch.load(weights_only=False) runs it when loading this file"
-                                                        : "any loader that unpickles it runs it";
+        std::string consequence = scan->loaded_by_torch
+                                      ? "torch.load(weights_only=False) runs it when loading this file"
+                                      : "any loader that unpickles it runs it";
         // Known-dangerous globals one by one, each with what it does; the globals that are
         // merely not known to be safe (a pickled model's classes) in one finding.
         std::vector<const GlobalReport*> unreviewed;
@@ -36,11 +37,12 @@ class UnsafePickleGlobal final : public CheckpointRule {
           std::string list;
           for (size_t i = 0; i < unreviewed.size() && i < 5; ++i) list += (i ? ", " : "") + unreviewed[i]->display();
           if (unreviewed.size() > 5) list += " and " + std::to_string(unreviewed.size() - 5) + " more";
-          ctx.report(file->display,
-                     where + " runs " + list + " (first at byte " + std::to_string(unreviewed.front()->first_offset) +
-                         "), not known to be safe: on neither torch's weights_only allowlist nor torchlint's reviewed "
-                         "list of reconstructors that run no code, and unpickling imports their modules and runs them: " +
-                         consequence + "; load it only if you trust its source, or save a state_dict instead");
+          ctx.report(
+              file->display,
+              where + " runs " + list + " (first at byte " + std::to_string(unreviewed.front()->first_offset) +
+                  "), not known to be safe: on neither torch's weights_only allowlist nor torchlint's reviewed "
+                  "list of reconstructors that run no code, and unpickling imports their modules and runs them: " +
+                  consequence + "; load it only if you trust its source, or save a state_dict instead");
         }
         for (const auto& h : scan->safety.hazards) {
           if (!hazard_is_dangerous(h.kind)) continue;

@@ -28,8 +28,9 @@ class NonFiniteWeights final : public CheckpointRule {
       }
       if (!bad) continue;
       if (bad > 5) list += " and " + std::to_string(bad - 5) + " more";
-      ctx.report(file->display, std::to_string(bad) + " of " + std::to_string(scanned) + " floating tensors hold NaN or Inf: " +
-                                    list + "; the run had diverged when this was saved");
+      ctx.report(file->display, std::to_string(bad) + " of " + std::to_string(scanned) +
+                                    " floating tensors hold NaN or Inf: " + list +
+                                    "; the run had diverged when this was saved");
     }
   }
 };

@@ -9,7 +9,6 @@ namespace torchlint {
 namespace ckpt {
 namespace {
 
-
 class UnexpectedDtype final : public CheckpointRule {
  public:
   void check(const Checkpoint& checkpoint, CheckpointContext& ctx) const override {
@@ -27,13 +26,16 @@ class UnexpectedDtype final : public CheckpointRule {
       std::string where = w.where == "(file)" ? std::string("the state dict") : "`" + w.where + "`";
       std::string path = checkpoint.directory ? w.file->display : checkpoint.display;
       if (auto it = floating.find(DType::kFloat64); it != floating.end()) {
-        ctx.report(path, where + " holds " + std::to_string(it->second.first) + " float64 tensor" + (it->second.first == 1 ? "" : "s") +
-                             " (" + human_bytes(it->second.second) + ", e.g. `" + first_double +
-                             "`): models train in float32 or lower, so this doubles size and memory (a `.double()` left in?)");
+        ctx.report(
+            path, where + " holds " + std::to_string(it->second.first) + " float64 tensor" +
+                      (it->second.first == 1 ? "" : "s") + " (" + human_bytes(it->second.second) + ", e.g. `" +
+                      first_double +
+                      "`): models train in float32 or lower, so this doubles size and memory (a `.double()` left in?)");
       } else if (floating.size() > 1) {
         std::string mix;
         for (const auto& [dtype, count] : floating) {
-          mix += (mix.empty() ? "" : ", ") + std::string(dtype_info(dtype).name) + " (" + std::to_string(count.first) + ")";
+          mix += (mix.empty() ? "" : ", ") + std::string(dtype_info(dtype).name) + " (" + std::to_string(count.first) +
+                 ")";
         }
         ctx.report(path, where + " mixes floating precisions: " + mix +
                              "; a partial `.half()`/`.to(dtype)` or mixed sources, check that this is intended");

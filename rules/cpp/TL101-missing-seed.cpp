@@ -60,7 +60,8 @@ class MissingSeed final : public Rule {
 
  private:
   void fact(const CallExpr* c, const char* what, ASTContext& ast) {
-    if (const FunctionDecl* from = named_function(c, ast)) ctx_.summary()[program_name(from, ast.getSourceManager())].facts.insert(what);
+    if (const FunctionDecl* from = named_function(c, ast))
+      ctx_.summary()[program_name(from, ast.getSourceManager())].facts.insert(what);
   }
   // A header Clang could not find (replaced by an empty stand-in) may declare the seeding
   // helper: when the TU has errors, a call whose name says seed (`set_seed(42)`,

@@ -12,15 +12,16 @@ using namespace api;
 // words split at underscores and at lower-to-upper case changes, as the Python rule's
 // list. Generic verbs count only as the whole name (`generate_inputs` builds inputs).
 bool has_evaluation_role(const std::string& name) {
-  static const std::set<std::string> words = {"eval",       "evaluate", "evaluation",  "evaluating", "validate",
-                                              "validation", "valid",    "val",         "predict",    "prediction",
-                                              "predictions", "inference", "infer",     "test",       "testing"};
+  static const std::set<std::string> words = {"eval",        "evaluate",  "evaluation", "evaluating", "validate",
+                                              "validation",  "valid",     "val",        "predict",    "prediction",
+                                              "predictions", "inference", "infer",      "test",       "testing"};
   std::string all = lower(name);
   if (all == "sample" || all == "generate" || all == "sampling") return true;
   std::string word;
   for (size_t i = 0; i <= name.size(); ++i) {
     bool boundary = i == name.size() || name[i] == '_' ||
-                    (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) && std::islower(static_cast<unsigned char>(name[i - 1])));
+                    (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) &&
+                     std::islower(static_cast<unsigned char>(name[i - 1])));
     if (boundary) {
       if (words.contains(lower(word))) return true;
       word.clear();
@@ -49,7 +50,9 @@ bool is_literal_shape_tensor(const Expr* e) {
     if (!fn) return false;
     static const std::set<std::string> makers = {"randn", "rand", "zeros", "ones", "empty", "full", "randint"};
     std::string q = fn->getQualifiedNameAsString();
-    if (!(q.starts_with("at::") || q.starts_with("torch::")) || !makers.contains(fn->getNameAsString()) || call->getNumArgs() == 0) return false;
+    if (!(q.starts_with("at::") || q.starts_with("torch::")) || !makers.contains(fn->getNameAsString()) ||
+        call->getNumArgs() == 0)
+      return false;
     const Expr* shape = call->getArg(0)->IgnoreImplicit();
     while (auto* c = dyn_cast<CXXConstructExpr>(shape)) {
       if (c->getNumArgs() == 0) return false;
@@ -116,7 +119,8 @@ class EvalWithoutNoGrad final : public Rule {
       // A lambda's operator() has no name; a gtest body is a unit test, not an evaluation.
       bool role = named && named->getIdentifier() && named->getName() != "TestBody" &&
                   has_evaluation_role(named->getNameAsString());
-      bool sets_train = std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == Kind::kTrain; });
+      bool sets_train =
+          std::any_of(events.begin(), events.end(), [](const Event& e) { return e.kind == Kind::kTrain; });
       std::map<const ValueDecl*, Kind> mode;
       std::set<const ValueDecl*> reported;
       for (const Event& e : events) {
@@ -140,9 +144,10 @@ class EvalWithoutNoGrad final : public Rule {
                             : role     ? "in evaluation function `" + named->getNameAsString() + "`"
                                        : "in `" + named->getNameAsString() + "` (every caller runs it in eval mode)";
         ctx_.report("TL102", e.call,
-                    "forward pass of `" + e.object->getNameAsString() + "` " + where + " outside a no-grad scope: autograd "
-                    "records the graph and keeps activations alive; declare `torch::NoGradGuard no_grad;` (or "
-                    "`c10::InferenceMode guard;`) first");
+                    "forward pass of `" + e.object->getNameAsString() + "` " + where +
+                        " outside a no-grad scope: autograd "
+                        "records the graph and keeps activations alive; declare `torch::NoGradGuard no_grad;` (or "
+                        "`c10::InferenceMode guard;`) first");
       }
     }
   }
@@ -199,7 +204,7 @@ class EvalWithoutNoGrad final : public Rule {
       }
       caller = caller->getCanonicalDecl();
       bool ok = context == Where::kNoGrad ? in_no_grad_scope(call, ctx_.ast()) || always_called(caller, context, &seen)
-                                            : eval_mode_at(call, caller, seen);
+                                          : eval_mode_at(call, caller, seen);
       if (!ok) {
         all = false;
         break;

@@ -32,7 +32,8 @@ class MissingZeroGrad final : public Rule {
       if (step->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(step->getArg(0))) continue;  // step(closure)
       const Stmt* loop = innermost_loop(step, ast);
       if (!loop) continue;
-      bool backward = std::any_of(backwards_.begin(), backwards_.end(), [&](const CallExpr* b) { return is_inside(b, loop, ast); });
+      bool backward =
+          std::any_of(backwards_.begin(), backwards_.end(), [&](const CallExpr* b) { return is_inside(b, loop, ast); });
       if (!backward) continue;
       const ValueDecl* opt = call_object(step);
       if (!opt) continue;
@@ -44,13 +45,16 @@ class MissingZeroGrad final : public Rule {
         const ValueDecl* target = call_object(z);
         // zero_grad on another optimizer does not clear this one's parameters; on a
         // module it does when the optimizer was built from it (or we cannot tell).
-        if (on_optimizer ? (target == opt || !target) : (models.empty() || !target || models.contains(target))) zeroed = true;
+        if (on_optimizer ? (target == opt || !target) : (models.empty() || !target || models.contains(target)))
+          zeroed = true;
       }
       if (zeroed || graph_.scope_calls_marked(loop, ast)) continue;
       if (!reported.insert({loop, opt}).second) continue;
       ctx_.report("TL103", step,
-                  "`" + opt->getNameAsString() + ".step()` runs in a loop that calls `backward()` but never `zero_grad()`: "
-                  "gradients accumulate across iterations; call `" + opt->getNameAsString() + ".zero_grad()` every step");
+                  "`" + opt->getNameAsString() +
+                      ".step()` runs in a loop that calls `backward()` but never `zero_grad()`: "
+                      "gradients accumulate across iterations; call `" +
+                      opt->getNameAsString() + ".zero_grad()` every step");
     }
   }
 

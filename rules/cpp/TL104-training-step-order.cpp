@@ -64,9 +64,11 @@ class StepOrder final : public Rule {
         bool backward_after = std::any_of(events.begin() + static_cast<long>(i), events.end(),
                                           [](const Event& e) { return e.kind == Event::kBackward; });
         if (backward_after && !graph_.scope_calls_marked(loop, ast, call)) {
-          ctx_.report("TL104", call,
-                      "`" + s.object->getNameAsString() + ".step()` runs before `backward()` in the same iteration: it "
-                      "applies the previous iteration's gradients; order: zero_grad(), forward, backward(), step()");
+          ctx_.report(
+              "TL104", call,
+              "`" + s.object->getNameAsString() +
+                  ".step()` runs before `backward()` in the same iteration: it "
+                  "applies the previous iteration's gradients; order: zero_grad(), forward, backward(), step()");
         }
       }
     }

@@ -57,5 +57,7 @@ class SchedulerNeverStepped final : public Rule {
 };
 
 }  // namespace tl105
-std::unique_ptr<Rule> make_scheduler_never_stepped(Context& c) { return std::make_unique<tl105::SchedulerNeverStepped>(c); }
+std::unique_ptr<Rule> make_scheduler_never_stepped(Context& c) {
+  return std::make_unique<tl105::SchedulerNeverStepped>(c);
+}
 }  // namespace torchlint::cpp

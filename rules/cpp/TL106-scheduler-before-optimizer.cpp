@@ -60,5 +60,7 @@ class SchedulerBeforeOptimizer final : public Rule {
 };
 
 }  // namespace tl106
-std::unique_ptr<Rule> make_scheduler_before_optimizer(Context& c) { return std::make_unique<tl106::SchedulerBeforeOptimizer>(c); }
+std::unique_ptr<Rule> make_scheduler_before_optimizer(Context& c) {
+  return std::make_unique<tl106::SchedulerBeforeOptimizer>(c);
+}
 }  // namespace torchlint::cpp

@@ -11,9 +11,9 @@ using namespace api;
 bool mode_dependent(const CXXRecordDecl* impl, int depth = 0) {
   if (!impl || depth > 4 || !(impl = impl->getDefinition())) return false;
   static const std::set<std::string> layers = {
-      "torch::nn::DropoutImpl",     "torch::nn::Dropout2dImpl",    "torch::nn::Dropout3dImpl",
+      "torch::nn::DropoutImpl",      "torch::nn::Dropout2dImpl",           "torch::nn::Dropout3dImpl",
       "torch::nn::AlphaDropoutImpl", "torch::nn::FeatureAlphaDropoutImpl", "torch::nn::BatchNorm1dImpl",
-      "torch::nn::BatchNorm2dImpl", "torch::nn::BatchNorm3dImpl"};
+      "torch::nn::BatchNorm2dImpl",  "torch::nn::BatchNorm3dImpl"};
   if (layers.contains(impl->getQualifiedNameAsString())) return true;
   if (impl->getQualifiedNameAsString().starts_with("torch::")) return false;  // Sequential etc.: contents unknown
   for (const FieldDecl* f : impl->fields()) {
@@ -42,7 +42,8 @@ class EvalModeMissing final : public Rule {
       mode = t;  // train(false), or a mode from a variable: someone decides
     }
     if (mode) {
-      if (const CXXRecordDecl* impl = module_impl(mode->getImplicitObjectArgument()->IgnoreImpCasts()->getType())) eval_classes_.insert(impl->getCanonicalDecl());
+      if (const CXXRecordDecl* impl = module_impl(mode->getImplicitObjectArgument()->IgnoreImpCasts()->getType()))
+        eval_classes_.insert(impl->getCanonicalDecl());
       eval_calls_.push_back(mode);
     }
     if (auto* c = r.Nodes.getNodeAs<CallExpr>("trains")) {
@@ -63,11 +64,13 @@ class EvalModeMissing final : public Rule {
       const Decl* fn = enclosing_callable(fwd, ast);
       if (!fn || training_functions_.contains(fn) || !in_no_grad_scope(fwd, ast)) continue;
       // The model's own forward calling a submodule is not inference code.
-      if (auto* method = dyn_cast<CXXMethodDecl>(fn); method && module_impl(ast.getRecordType(method->getParent()))) continue;
+      if (auto* method = dyn_cast<CXXMethodDecl>(fn); method && module_impl(ast.getRecordType(method->getParent())))
+        continue;
       reported.insert(model);
       ctx_.report("TL108", fwd,
-                  "inference with `" + model->getNameAsString() + "` (dropout/batch norm) in training mode: nothing calls "
-                  "`eval()` on it, so dropout stays active and batch norm uses batch statistics; call `" +
+                  "inference with `" + model->getNameAsString() +
+                      "` (dropout/batch norm) in training mode: nothing calls "
+                      "`eval()` on it, so dropout stays active and batch norm uses batch statistics; call `" +
                       model->getNameAsString() + "->eval()` first");
     }
   }

@@ -23,7 +23,8 @@ Workers workers_of(const Expr* e) {
     }
     if (auto* call = dyn_cast<CXXMemberCallExpr>(e)) {
       const CXXMethodDecl* m = call->getMethodDecl();
-      if (!m || m->getParent()->getQualifiedNameAsString() != "torch::data::DataLoaderOptions") return Workers::kUnknown;
+      if (!m || m->getParent()->getQualifiedNameAsString() != "torch::data::DataLoaderOptions")
+        return Workers::kUnknown;
       if (m->getName() == "workers" && call->getNumArgs() == 1) {
         const Expr* arg = call->getArg(0)->IgnoreParenImpCasts();
         if (auto* lit = dyn_cast<IntegerLiteral>(arg)) return lit->getValue() == 0 ? Workers::kZero : Workers::kSet;
@@ -51,7 +52,8 @@ class DataLoaderWorkers final : public Rule {
  public:
   using Rule::Rule;
   void register_matchers(MatchFinder& f) override {
-    f.addMatcher(callExpr(callee(functionDecl(hasName("::torch::data::make_data_loader")).bind("fn"))).bind("call"), this);
+    f.addMatcher(callExpr(callee(functionDecl(hasName("::torch::data::make_data_loader")).bind("fn"))).bind("call"),
+                 this);
     f.addMatcher(optimizer_call("step").bind("step"), this);
     f.addMatcher(cxxForRangeStmt().bind("loop"), this);
     graph_.add_matchers(f, this);
@@ -76,12 +78,13 @@ class DataLoaderWorkers final : public Rule {
       Workers w = options ? workers_of(options) : Workers::kUnset;
       if (w == Workers::kSet || w == Workers::kUnknown) continue;
       if (!is_training_loader(call, fn, ast)) continue;
-      ctx_.report("TL201", call,
-                  w == Workers::kZero
-                      ? "training data loader with `workers(0)`: batches are loaded on the training thread, which waits "
-                        "for data every step; use `torch::data::DataLoaderOptions().workers(n)`"
-                      : "training data loader without `workers(n)`: LibTorch's default is 0 (batches are loaded on the "
-                        "training thread); pass `torch::data::DataLoaderOptions().batch_size(b).workers(n)`");
+      ctx_.report(
+          "TL201", call,
+          w == Workers::kZero
+              ? "training data loader with `workers(0)`: batches are loaded on the training thread, which waits "
+                "for data every step; use `torch::data::DataLoaderOptions().workers(n)`"
+              : "training data loader without `workers(n)`: LibTorch's default is 0 (batches are loaded on the "
+                "training thread); pass `torch::data::DataLoaderOptions().batch_size(b).workers(n)`");
     }
   }
 
@@ -111,7 +114,8 @@ class DataLoaderWorkers final : public Rule {
       for (const CXXForRangeStmt* loop : loops_) {
         if (!mentioned(loop->getRangeInit()).contains(var)) continue;
         ++uses;
-        bool steps = std::any_of(steps_.begin(), steps_.end(), [&](const CallExpr* s) { return is_inside(s, loop, ast); });
+        bool steps =
+            std::any_of(steps_.begin(), steps_.end(), [&](const CallExpr* s) { return is_inside(s, loop, ast); });
         if (steps || graph_.scope_calls_marked(loop->getBody(), ast)) ++training_uses;
       }
       for (const auto& [use, callee] : graph_.calls()) {

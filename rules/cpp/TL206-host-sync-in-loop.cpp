@@ -15,7 +15,9 @@ class HostSync final : public Rule {
     f.addMatcher(optimizer_call("step").bind("step"), this);
     f.addMatcher(member_call("item", tensor_class()).bind("sync"), this);
     f.addMatcher(member_call("cpu", tensor_class()).bind("sync"), this);
-    f.addMatcher(cxxOperatorCallExpr(hasOverloadedOperatorName("<<"), hasArgument(1, expr(hasType(tensor_class())))).bind("sync"), this);
+    f.addMatcher(cxxOperatorCallExpr(hasOverloadedOperatorName("<<"), hasArgument(1, expr(hasType(tensor_class()))))
+                     .bind("sync"),
+                 this);
   }
   void run(const MatchFinder::MatchResult& r) override {
     if (graph_.on_match(r)) return;
@@ -24,7 +26,8 @@ class HostSync final : public Rule {
       if (const Stmt* loop = innermost_loop(s, *r.Context)) training_loops_.insert(loop);
     }
     // A call LibTorch's own macros make (the macro body is in its header) is not the user's.
-    if (auto* s = r.Nodes.getNodeAs<CallExpr>("sync"); s && written_in_main_file(s, *r.SourceManager)) syncs_.push_back(s);
+    if (auto* s = r.Nodes.getNodeAs<CallExpr>("sync"); s && written_in_main_file(s, *r.SourceManager))
+      syncs_.push_back(s);
   }
   void finish() override {
     ASTContext& ast = ctx_.ast();
@@ -42,8 +45,9 @@ class HostSync final : public Rule {
       std::string what = "printing a tensor";
       if (auto* m = dyn_cast<CXXMemberCallExpr>(s)) what = "`." + m->getMethodDecl()->getNameAsString() + "()`";
       ctx_.report("TL206", s,
-                  what + " copies to the host and waits for the GPU on every training step; accumulate on the device "
-                         "and read it every N steps (`if (batch_idx % log_interval == 0)`)");
+                  what +
+                      " copies to the host and waits for the GPU on every training step; accumulate on the device "
+                      "and read it every N steps (`if (batch_idx % log_interval == 0)`)");
     }
   }
 

@@ -14,9 +14,10 @@ class DetectAnomaly final : public Rule {
                           hasArgument(0, ignoringImplicit(cxxBoolLiteral(equals(true)))))
                      .bind("on"),
                  this);
-    f.addMatcher(cxxConstructExpr(hasDeclaration(cxxConstructorDecl(ofClass(hasName("::torch::autograd::DetectAnomalyGuard")))))
-                     .bind("guard"),
-                 this);
+    f.addMatcher(
+        cxxConstructExpr(hasDeclaration(cxxConstructorDecl(ofClass(hasName("::torch::autograd::DetectAnomalyGuard")))))
+            .bind("guard"),
+        this);
   }
   void run(const MatchFinder::MatchResult& r) override {
     const Expr* e = r.Nodes.getNodeAs<Expr>("on");

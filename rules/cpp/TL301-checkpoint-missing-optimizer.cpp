@@ -1,4 +1,5 @@
-// TL301 checkpoint-missing-optimizer (C++): a training checkpoint in a program that has an optimizer but never saves it.
+// TL301 checkpoint-missing-optimizer (C++): a training checkpoint in a program that has an optimizer but never saves
+// it.
 #include "cpp/checkpoint_facts.h"
 
 namespace torchlint::cpp {
@@ -13,7 +14,11 @@ class RuleTL301 final : public Rule {
   void finish() override {
     if (facts_.optimizers().empty() || facts_.optimizer_saved()) return;
     if (const Stmt* checkpoint = facts_.first_checkpoint(ctx_.ast())) {
-      ctx_.report("TL301", checkpoint, "this training checkpoint saves the model but the program never saves optimizer `" + facts_.optimizers().front()->getNameAsString() + "`: a resumed run restarts its momentum/Adam state; also `torch::save(" + facts_.optimizers().front()->getNameAsString() + ", \"optimizer.pt\")`");
+      ctx_.report("TL301", checkpoint,
+                  "this training checkpoint saves the model but the program never saves optimizer `" +
+                      facts_.optimizers().front()->getNameAsString() +
+                      "`: a resumed run restarts its momentum/Adam state; also `torch::save(" +
+                      facts_.optimizers().front()->getNameAsString() + ", \"optimizer.pt\")`");
     }
   }
 

@@ -1,4 +1,5 @@
-// TL302 checkpoint-missing-scheduler (C++): a training checkpoint in a program that has an LR scheduler but saves neither its position nor a counter.
+// TL302 checkpoint-missing-scheduler (C++): a training checkpoint in a program that has an LR scheduler but saves
+// neither its position nor a counter.
 #include "cpp/checkpoint_facts.h"
 
 namespace torchlint::cpp {
@@ -13,7 +14,11 @@ class RuleTL302 final : public Rule {
   void finish() override {
     if (facts_.schedulers().empty() || facts_.scheduler_saved()) return;
     if (const Stmt* checkpoint = facts_.first_checkpoint(ctx_.ast())) {
-      ctx_.report("TL302", checkpoint, "this training checkpoint saves neither LR scheduler `" + facts_.schedulers().front()->getNameAsString() + "`'s position nor an epoch/step counter: a resumed run restarts the schedule; save the epoch (`archive.write(\"epoch\", ...)`) and step the scheduler to it on resume");
+      ctx_.report("TL302", checkpoint,
+                  "this training checkpoint saves neither LR scheduler `" +
+                      facts_.schedulers().front()->getNameAsString() +
+                      "`'s position nor an epoch/step counter: a resumed run restarts the schedule; save the epoch "
+                      "(`archive.write(\"epoch\", ...)`) and step the scheduler to it on resume");
     }
   }
 

@@ -13,7 +13,10 @@ class RuleTL303 final : public Rule {
   void finish() override {
     if (facts_.counter_saved()) return;
     if (const Stmt* checkpoint = facts_.first_checkpoint(ctx_.ast())) {
-      ctx_.report("TL303", checkpoint, std::string("this training checkpoint saves no epoch or step counter (a number in the file name is never read back): a resumed run restarts from epoch 0; write it into the archive (`archive.write(\"epoch\", torch::tensor(epoch))`)"));
+      ctx_.report("TL303", checkpoint,
+                  std::string("this training checkpoint saves no epoch or step counter (a number in the file name is "
+                              "never read back): a resumed run restarts from epoch 0; write it into the archive "
+                              "(`archive.write(\"epoch\", torch::tensor(epoch))`)"));
     }
   }
 

@@ -29,7 +29,9 @@ class HardcodedCuda final : public Rule {
     if (r.Nodes.getNodeAs<CallExpr>("check")) checked_ = true;
     if (auto* m = r.Nodes.getNodeAs<FunctionDecl>("main")) main_ = m;
     if (auto* use = r.Nodes.getNodeAs<Expr>("use")) {
-      if (auto* str = r.Nodes.getNodeAs<StringLiteral>("str"); str && !llvm::StringRef(str->getString()).startswith("cuda")) return;
+      if (auto* str = r.Nodes.getNodeAs<StringLiteral>("str");
+          str && !llvm::StringRef(str->getString()).startswith("cuda"))
+        return;
       if (!ctx_.in_main_file(use->getBeginLoc())) return;
       uses_.insert({ctx_.offset(use->getBeginLoc()), use});
     }
@@ -45,7 +47,8 @@ class HardcodedCuda final : public Rule {
     ctx_.report("TL402", uses_.begin()->second,
                 "CUDA is hard-coded but the program never checks `torch::cuda::is_available()`: it fails on machines "
                 "without a GPU; pick the device with `torch::cuda::is_available() ? torch::kCUDA : torch::kCPU`" +
-                    (others ? " (" + std::to_string(others) + " more hard-coded CUDA use" + (others == 1 ? "" : "s") + " in this file)"
+                    (others ? " (" + std::to_string(others) + " more hard-coded CUDA use" + (others == 1 ? "" : "s") +
+                                  " in this file)"
                             : std::string()));
   }
 

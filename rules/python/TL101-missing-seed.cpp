@@ -77,8 +77,6 @@ class MissingSeed final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry missing_seed_rule() {
-  return python::rule_entry<python::MissingSeed>(catalog_entry("TL101"));
-}
+python::RuleEntry missing_seed_rule() { return python::rule_entry<python::MissingSeed>(catalog_entry("TL101")); }
 
 }  // namespace torchlint

@@ -16,8 +16,8 @@ namespace {
 // The function's name says it evaluates: validate, run_eval, test_epoch, predict, ...
 bool has_evaluation_role(std::string_view function_name, bool pytest_file) {
   static const NameSet tokens = {
-      "eval", "evaluate", "evaluation", "evaluating", "validate", "validation", "valid", "val",
-      "predict", "prediction", "predictions", "inference", "infer", "test", "testing",
+      "eval",    "evaluate",   "evaluation",  "evaluating", "validate", "validation", "valid",   "val",
+      "predict", "prediction", "predictions", "inference",  "infer",    "test",       "testing",
   };
   std::string name = ascii_lower(function_name);
   // Generic verbs count only as the whole name (`generate_inputs` builds inputs).
@@ -133,7 +133,7 @@ class EvalWithoutNoGrad final : public Rule {
 
   std::unordered_map<std::string, std::vector<Candidate>> pending_;
   std::unordered_set<std::string> sets_train_;  // functions that call .train() / requires_grad_()
-  const void* role_function_ = nullptr;  // the function role_ was read for
+  const void* role_function_ = nullptr;         // the function role_ was read for
   bool role_ = false;
 };
 

@@ -49,8 +49,10 @@ class MissingZeroGrad final : public Rule {
  public:
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     // zero_grad() itself is a loop event, matched per optimizer at the loop's end.
-    if (call.method == "zero_grad") ctx.add_fact("zeroes-grad");
-    else if (clears_gradients(call, ctx.model())) cleared(ctx);
+    if (call.method == "zero_grad")
+      ctx.add_fact("zeroes-grad");
+    else if (clears_gradients(call, ctx.model()))
+      cleared(ctx);
   }
 
   // `p.grad = None` (in a loop over the parameters) clears gradients too.

@@ -21,7 +21,8 @@ class TrainingStepOrder final : public Rule {
   // `p.grad.copy_(g)` (PCGrad, gradient projection, custom accumulation).
   void on_assign(const AssignEvent& a, RuleContext& ctx) override {
     if (ctx.model().loop_depth() == 0 || ts_node_is_null(a.target) || !is_type(a.target, "attribute")) return;
-    if (ctx.text(field(a.target, Syntax::get().fields().attribute)) == "grad") grad_writes_.push_back(ts_node_start_byte(a.node));
+    if (ctx.text(field(a.target, Syntax::get().fields().attribute)) == "grad")
+      grad_writes_.push_back(ts_node_start_byte(a.node));
   }
   void on_call(const CallEvent& call, RuleContext& ctx) override {
     if (ctx.model().loop_depth() == 0 || ts_node_is_null(call.receiver)) return;
@@ -67,11 +68,13 @@ class TrainingStepOrder final : public Rule {
         if (is(s, LoopEventKind::kZeroGrad) && !it[s].nested) break;
         if (!step_of(s, k)) continue;
         uint32_t from = ts_node_start_byte(it[z].event->node), to = ts_node_start_byte(it[s].event->node);
-        if (std::any_of(grad_writes_.begin(), grad_writes_.end(), [&](uint32_t w) { return from < w && w < to; })) break;
+        if (std::any_of(grad_writes_.begin(), grad_writes_.end(), [&](uint32_t w) { return from < w && w < to; }))
+          break;
         ctx.report(it[z].event->node,
                    "`" + it[z].event->receiver + ".zero_grad()` runs between the backward pass (line " +
-                       std::to_string(line_of(it[b].event->node)) + ") and `" + std::string(ctx.text(it[s].event->node)) +
-                       "` (line " + std::to_string(line_of(it[s].event->node)) +
+                       std::to_string(line_of(it[b].event->node)) + ") and `" +
+                       std::string(ctx.text(it[s].event->node)) + "` (line " +
+                       std::to_string(line_of(it[s].event->node)) +
                        "): the step sees cleared gradients and the iteration learns nothing; zero the gradients "
                        "before backward() or after step()");
         ctx.relate(it[b].event->node, "the backward pass");

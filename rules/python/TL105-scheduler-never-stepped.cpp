@@ -19,7 +19,8 @@ bool creates_scheduler(std::string_view q) {
   if (q.starts_with("torch.optim.lr_scheduler.")) {
     std::string_view cls = last_name(q);
     // The base classes are subclassed, not built.
-    return starts_upper(cls) && cls != "LRScheduler" && cls != "_LRScheduler" && q.find('.', 25) == std::string_view::npos;
+    return starts_upper(cls) && cls != "LRScheduler" && cls != "_LRScheduler" &&
+           q.find('.', 25) == std::string_view::npos;
   }
   if (q == "torch.optim.swa_utils.SWALR") return true;
   if (q.starts_with("transformers.")) {
@@ -77,14 +78,17 @@ Uses find_uses(TSNode scope, std::string_view name, bool attribute, std::string_
     if (attribute && is_type(n, "attribute") && node_text(field(n, f.attribute), source) == name) use = n;
     if (!ts_node_is_null(use)) {
       TSNode parent = ts_node_parent(use);
-      bool is_attribute_name = !attribute && is_type(parent, "attribute") && ts_node_eq(field(parent, f.attribute), use);
+      bool is_attribute_name =
+          !attribute && is_type(parent, "attribute") && ts_node_eq(field(parent, f.attribute), use);
       bool is_parameter = is_type(parent, "parameters") || is_type(parent, "default_parameter") ||
                           is_type(parent, "typed_parameter") || is_type(parent, "typed_default_parameter");
       if (!is_attribute_name && !is_parameter && !is_binding_target(use)) {
         std::string_view attr = accessed_attribute(use, source);
         // `global sched` makes a local visible to every function of the module.
-        if (attr == "step") uses.stepped = true;
-        else if (attr.empty() && !is_type(parent, "delete_statement")) uses.escapes = true;
+        if (attr == "step")
+          uses.stepped = true;
+        else if (attr.empty() && !is_type(parent, "delete_statement"))
+          uses.escapes = true;
       }
       if (attribute) {
         stack.push_back(field(n, f.object));
@@ -98,12 +102,12 @@ Uses find_uses(TSNode scope, std::string_view name, bool attribute, std::string_
 
 struct Created {
   TSNode call{};
-  std::string name;       // the variable or attribute name
-  std::string spelled;    // as written: `sched`, `self.scheduler`
+  std::string name;     // the variable or attribute name
+  std::string spelled;  // as written: `sched`, `self.scheduler`
   bool attribute = false;
   bool global = false;
   bool in_derived_class = false;  // self.x in a class whose project bases may step it
-  TSNode scope{};                  // the function that holds a local
+  TSNode scope{};                 // the function that holds a local
 };
 
 class SchedulerNeverStepped final : public Rule {

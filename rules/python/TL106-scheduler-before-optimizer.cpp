@@ -54,7 +54,8 @@ class SchedulerBeforeOptimizer final : public Rule {
       for (size_t o = s + 1; o < it.size(); ++o) {
         const LoopEvent& opt = *it[o].event;
         if (opt.kind != LoopEventKind::kOptimizerStep) continue;
-        std::string where = it[o].nested ? "in the nested loop at line " + std::to_string(line_of(nested_.nested_in(loop.node, opt.node)))
+        std::string where = it[o].nested ? "in the nested loop at line " +
+                                               std::to_string(line_of(nested_.nested_in(loop.node, opt.node)))
                                          : "in the same iteration";
         ctx.report(sched.node,
                    "`" + sched.receiver + ".step()` runs before `" + std::string(ctx.text(opt.node)) + "` (line " +

@@ -15,10 +15,10 @@ namespace {
 using namespace loop_util;
 
 struct Candidate {
-  TSNode node{};             // the accumulating statement or call
-  std::string accumulator;   // `total`, `self.stats["loss"]`, `losses`
-  std::string value;         // what is added, as written
-  bool certain = false;      // a criterion result; otherwise it must be back-propagated in the loop
+  TSNode node{};                   // the accumulating statement or call
+  std::string accumulator;         // `total`, `self.stats["loss"]`, `losses`
+  std::string value;               // what is added, as written
+  bool certain = false;            // a criterion result; otherwise it must be back-propagated in the loop
   std::vector<std::string> names;  // identifiers of unknown origin in the added value
 };
 
@@ -35,16 +35,19 @@ class LossAccumulatesGraph final : public Rule {
       TSNode added{};
       if (a.op == "+=") {
         added = a.value;
-      } else if (a.op == "=" && is_type(a.value, "binary_operator") &&
-                 model.text(ts_node_child(a.value, 1)) == "+") {
+      } else if (a.op == "=" && is_type(a.value, "binary_operator") && model.text(ts_node_child(a.value, 1)) == "+") {
         // total = total + loss (either order)
         TSNode left = field(a.value, Syntax::get().fields().left);
         TSNode right = field(a.value, Syntax::get().fields().right);
-        if (model.text(left) == target) added = right;
-        else if (model.text(right) == target) added = left;
+        if (model.text(left) == target)
+          added = right;
+        else if (model.text(right) == target)
+          added = left;
       }
-      if (!ts_node_is_null(added)) consider(a.node, target, added, ctx);
-      else if (a.op == "=" && model.loop_depth() > 0) resets_.push_back({std::string(target), a.node});
+      if (!ts_node_is_null(added))
+        consider(a.node, target, added, ctx);
+      else if (a.op == "=" && model.loop_depth() > 0)
+        resets_.push_back({std::string(target), a.node});
     }
   }
 
@@ -77,17 +80,17 @@ class LossAccumulatesGraph final : public Rule {
       if (backward.contains(accumulator_root(c.accumulator))) return true;
       std::string value = c.value;
       if (!c.certain) {
-        auto hit = std::find_if(c.names.begin(), c.names.end(), [&](const std::string& n) { return backward.contains(n); });
+        auto hit =
+            std::find_if(c.names.begin(), c.names.end(), [&](const std::string& n) { return backward.contains(n); });
         if (hit == c.names.end()) return true;
         value = *hit;
       }
       if (reported.insert(c.accumulator).second) {
-        ctx.report(c.node,
-                   "`" + c.accumulator + "` collects the loss tensor `" + value +
-                       "` with its autograd graph on every iteration of the training loop at line " +
-                       std::to_string(line_of(loop.node)) +
-                       ": each iteration's graph stays referenced and memory grows; add `" + value +
-                       ".item()` (or `.detach()`) instead");
+        ctx.report(c.node, "`" + c.accumulator + "` collects the loss tensor `" + value +
+                               "` with its autograd graph on every iteration of the training loop at line " +
+                               std::to_string(line_of(loop.node)) +
+                               ": each iteration's graph stays referenced and memory grows; add `" + value +
+                               ".item()` (or `.detach()`) instead");
       }
       return true;
     });
@@ -95,7 +98,6 @@ class LossAccumulatesGraph final : public Rule {
       std::erase_if(resets_, [&](const auto& r) { return contains(loop.node, r.second); });
     }
   }
-
 
  private:
   // `losses` in `losses`, `self.history` -> `self`: the variable the accumulator lives in.
@@ -136,8 +138,10 @@ class LossAccumulatesGraph final : public Rule {
       }
     }
     if (!c.certain && c.names.empty()) return;
-    if (!loss_name.empty()) c.value = loss_name;
-    else if (!is_type(added, "identifier") && !is_type(added, "call") && !is_type(added, "attribute")) c.value = "(" + c.value + ")";
+    if (!loss_name.empty())
+      c.value = loss_name;
+    else if (!is_type(added, "identifier") && !is_type(added, "call") && !is_type(added, "attribute"))
+      c.value = "(" + c.value + ")";
     pending_.push_back(std::move(c));
   }
 

@@ -23,10 +23,21 @@ bool is_train_mode_layer(std::string_view q) {
   // Asked for every call: most are decided by the prefix, without hashing the name.
   if (!q.starts_with("torch.nn.") && !q.starts_with("torchvision.ops.")) return false;
   static const NameSet layers = {
-      "torch.nn.Dropout", "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d", "torch.nn.AlphaDropout",
-      "torch.nn.FeatureAlphaDropout", "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d",
-      "torch.nn.SyncBatchNorm", "torch.nn.LazyBatchNorm1d", "torch.nn.LazyBatchNorm2d", "torch.nn.LazyBatchNorm3d",
-      "torchvision.ops.StochasticDepth", "torchvision.ops.stochastic_depth.StochasticDepth",
+      "torch.nn.Dropout",
+      "torch.nn.Dropout1d",
+      "torch.nn.Dropout2d",
+      "torch.nn.Dropout3d",
+      "torch.nn.AlphaDropout",
+      "torch.nn.FeatureAlphaDropout",
+      "torch.nn.BatchNorm1d",
+      "torch.nn.BatchNorm2d",
+      "torch.nn.BatchNorm3d",
+      "torch.nn.SyncBatchNorm",
+      "torch.nn.LazyBatchNorm1d",
+      "torch.nn.LazyBatchNorm2d",
+      "torch.nn.LazyBatchNorm3d",
+      "torchvision.ops.StochasticDepth",
+      "torchvision.ops.stochastic_depth.StochasticDepth",
   };
   return layers.contains(q);
 }
@@ -53,7 +64,7 @@ bool is_library_model(std::string_view q) {
 bool is_export(std::string_view q) {
   if (!q.starts_with("torch.jit.") && !q.starts_with("torch.onnx.") && !q.starts_with("torch.export.")) return false;
   static const NameSet apis = {
-      "torch.jit.trace", "torch.jit.script", "torch.jit.trace_module", "torch.onnx.export",
+      "torch.jit.trace",          "torch.jit.script",    "torch.jit.trace_module",  "torch.onnx.export",
       "torch.onnx.dynamo_export", "torch.export.export", "torch.onnx.utils.export",
   };
   return apis.contains(q);
@@ -62,11 +73,41 @@ bool is_export(std::string_view q) {
 // nn.Module methods that neither change the mode nor hide what a helper does.
 bool is_plain_module_method(std::string_view m) {
   static const NameSet methods = {
-      "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "load_state_dict", "state_dict", "parameters",
-      "named_parameters", "buffers", "named_buffers", "modules", "named_modules", "children", "named_children",
-      "zero_grad", "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_buffer",
-      "register_module", "add_module", "get_submodule", "type", "share_memory", "extra_repr", "__repr__",
-      "forward", "numel", "save_pretrained", "config", "to_empty", "register_full_backward_hook",
+      "to",
+      "cuda",
+      "cpu",
+      "float",
+      "half",
+      "double",
+      "bfloat16",
+      "load_state_dict",
+      "state_dict",
+      "parameters",
+      "named_parameters",
+      "buffers",
+      "named_buffers",
+      "modules",
+      "named_modules",
+      "children",
+      "named_children",
+      "zero_grad",
+      "requires_grad_",
+      "register_forward_hook",
+      "register_forward_pre_hook",
+      "register_buffer",
+      "register_module",
+      "add_module",
+      "get_submodule",
+      "type",
+      "share_memory",
+      "extra_repr",
+      "__repr__",
+      "forward",
+      "numel",
+      "save_pretrained",
+      "config",
+      "to_empty",
+      "register_full_backward_hook",
   };
   return methods.contains(m);
 }
@@ -76,14 +117,14 @@ bool is_true(TSNode n) { return !ts_node_is_null(n) && Syntax::get().kind(n) == 
 
 struct Tracked {
   uint32_t line = 0;
-  std::string type;         // the class or constructor, for the message
+  std::string type;           // the class or constructor, for the message
   std::string project_class;  // qualname when the layers must be confirmed by the project pass
   bool eval = false;
-  bool weights = false;     // pretrained or load_state_dict: inference is plausible
+  bool weights = false;      // pretrained or load_state_dict: inference is plausible
   bool unknown_use = false;  // handed to code torchlint cannot follow
   bool reported = false;
   std::vector<std::string> helpers;  // project functions it was handed to (may call eval())
-  TSNode forward{};         // first forward pass with loaded weights in training mode
+  TSNode forward{};                  // first forward pass with loaded weights in training mode
   std::vector<std::string> forward_helpers;
 };
 
@@ -200,8 +241,8 @@ class EvalModeMissing final : public Rule {
         if (!in_function) continue;
         if (exported) {
           note_outside_use(data, name, call, *call.qualname, ctx);
-        } else if (!call.qualname ||
-                   !ctx.model().is_external_package(std::string_view(*call.qualname).substr(0, call.qualname->find('.')))) {
+        } else if (!call.qualname || !ctx.model().is_external_package(
+                                         std::string_view(*call.qualname).substr(0, call.qualname->find('.')))) {
           // Handed to code that may switch modes: follow it no further.
           if (is_parameter(name, ctx)) {
             data.params.unknown.insert(name);
@@ -227,7 +268,8 @@ class EvalModeMissing final : public Rule {
       // A function of this file: its evaluation of the parameter is judged with this model.
       if (call.qualname->starts_with(model.module_name() + ".")) {
         call_sites_.push_back({*call.qualname, index, std::string(kw), std::string(name), *t,
-                               fn.steps_optimizer || fn.calls_backward, fn.name, ts_node_start_point(call.node).row + 1});
+                               fn.steps_optimizer || fn.calls_backward, fn.name,
+                               ts_node_start_point(call.node).row + 1});
       }
       t->helpers.push_back(*call.qualname);
     }
@@ -238,7 +280,8 @@ class EvalModeMissing final : public Rule {
     // Calls within this file only: base-class constructors are followed inside the file.
     const std::string prefix = ctx.model().module_name() + ".";
     for (const auto& c : fn.facts.calls) {
-      if (c.callee.starts_with(prefix) && !c.callee.ends_with(kModuleFunction)) callees_[fn.qualname].push_back(c.callee);
+      if (c.callee.starts_with(prefix) && !c.callee.ends_with(kModuleFunction))
+        callees_[fn.qualname].push_back(c.callee);
     }
     flush(fn, ctx);
   }
@@ -266,16 +309,16 @@ class EvalModeMissing final : public Rule {
   using Names = std::unordered_set<std::string_view>;
 
   struct ParamState {
-    Names evaluated;  // parameters put in eval mode in the function
-    Names unknown;    // parameters handed to other code first
+    Names evaluated;        // parameters put in eval mode in the function
+    Names unknown;          // parameters handed to other code first
     bool any_eval = false;  // some eval() torchlint cannot attribute
   };
   // What the rule knows of one function (by qualname; the module's code is one too).
   struct FunctionData {
-    Models models;     // models built here and still tracked (until the function ends)
-    Names assigned;    // local names
+    Models models;   // models built here and still tracked (until the function ends)
+    Names assigned;  // local names
     ParamState params;
-    Names outside;     // names whose first outside use was recorded
+    Names outside;                          // names whose first outside use was recorded
     const std::string* qualname = nullptr;  // the key of this entry
     std::string name;                       // the function's short name
   };
@@ -320,8 +363,8 @@ class EvalModeMissing final : public Rule {
       TSNode callee = field(node, syn.fields().function);
       if (syn.kind(callee) != Kind::kAttribute) break;
       std::string_view method = model.text(field(callee, syn.fields().attribute));
-      static const NameSet chain = {"to", "cuda", "cpu", "float", "half", "double",
-                                                                 "bfloat16", "requires_grad_", "train", "eval"};
+      static const NameSet chain = {"to",       "cuda",           "cpu",   "float", "half", "double",
+                                    "bfloat16", "requires_grad_", "train", "eval"};
       if (!chain.contains(method)) break;
       if (!mode && (method == "eval" || method == "train")) {
         TSNode args = field(node, syn.fields().arguments);
@@ -363,8 +406,7 @@ class EvalModeMissing final : public Rule {
           if (string_literal_value(first, src, arch)) t.type = "timm `" + std::string(arch) + "`";
         }
         TSNode weights = keyword("weights");
-        t.weights = is_true(keyword("pretrained")) ||
-                    (!ts_node_is_null(weights) && syn.kind(weights) != Kind::kNone);
+        t.weights = is_true(keyword("pretrained")) || (!ts_node_is_null(weights) && syn.kind(weights) != Kind::kNone);
       } else {
         ValueInfo v = model.infer_value(node);
         // A project class: a Module of this file, or a class imported from the project.
@@ -384,7 +426,8 @@ class EvalModeMissing final : public Rule {
   // `super().__init__(...)`: the project pass cannot follow it to the base class.
   static bool is_super_init(const CallEvent& call, RuleContext& ctx) {
     const Syntax& syn = Syntax::get();
-    if (call.method != "__init__" || ts_node_is_null(call.receiver) || syn.kind(call.receiver) != Kind::kCall) return false;
+    if (call.method != "__init__" || ts_node_is_null(call.receiver) || syn.kind(call.receiver) != Kind::kCall)
+      return false;
     TSNode callee = field(call.receiver, syn.fields().function);
     return syn.kind(callee) == Kind::kIdentifier && ctx.text(callee) == "super";
   }
@@ -492,9 +535,9 @@ class EvalModeMissing final : public Rule {
           if (t.eval || t.unknown_use || !(t.weights || site.caller_trains)) continue;
           std::string what = u.api.empty() ? "runs inference on" : "exports";
           ctx.report(u.node,
-                     "`" + function_name + "` " + what + " `" + name + "` in training mode: `" +
-                         site.caller + "` passes " + describe(site.model_name, t) + " on line " +
-                         std::to_string(site.line) + " without calling `" + site.model_name +
+                     "`" + function_name + "` " + what + " `" + name + "` in training mode: `" + site.caller +
+                         "` passes " + describe(site.model_name, t) + " on line " + std::to_string(site.line) +
+                         " without calling `" + site.model_name +
                          ".eval()` first, so dropout stays active and batch norm uses per-batch statistics; call `" +
                          name + ".eval()` here or before the call",
                      std::nullopt, conditions(t, t.helpers));
@@ -542,7 +585,8 @@ class EvalModeMissing final : public Rule {
     ctx.report(call.node,
                describe(name, t) + " is exported with `" + full +
                    "` while still in training mode: its dropout and batch-norm layers keep their training behaviour "
-                   "(random masks, per-batch statistics) in the exported model; call `" + name + ".eval()` before exporting",
+                   "(random masks, per-batch statistics) in the exported model; call `" +
+                   name + ".eval()` before exporting",
                std::nullopt, conditions(t, t.helpers));
   }
 
@@ -562,9 +606,10 @@ class EvalModeMissing final : public Rule {
     });
     for (const auto& [name, t] : found) {
       ctx.report(t->forward,
-                 describe(name, *t) + " has loaded weights but runs inference in training mode: dropout drops "
-                                      "activations at random and batch norm normalises with (and updates) per-batch "
-                                      "statistics; call `" +
+                 describe(name, *t) +
+                     " has loaded weights but runs inference in training mode: dropout drops "
+                     "activations at random and batch norm normalises with (and updates) per-batch "
+                     "statistics; call `" +
                      name + ".eval()` first",
                  std::nullopt, conditions(*t, t->forward_helpers));
     }
@@ -574,15 +619,15 @@ class EvalModeMissing final : public Rule {
     TSNode node{};
     const FunctionData* function = nullptr;  // where it is used (entries live until the file ends)
     std::string_view name;
-    std::string api;            // the export API, empty for a forward pass
+    std::string api;  // the export API, empty for a forward pass
     std::optional<size_t> parameter;
   };
   struct CallSite {
     std::string callee;
-    size_t index = SIZE_MAX;    // positional index, SIZE_MAX for a keyword
+    size_t index = SIZE_MAX;  // positional index, SIZE_MAX for a keyword
     std::string keyword;
     std::string model_name;
-    Tracked model;              // the model's state at the call
+    Tracked model;  // the model's state at the call
     bool caller_trains = false;
     std::string caller;
     uint32_t line = 0;
@@ -595,9 +640,9 @@ class EvalModeMissing final : public Rule {
   const FunctionState* current_fn_ = nullptr;
   std::vector<OutsideUse> outside_uses_;
   std::vector<CallSite> call_sites_;
-  Names global_eval_;     // names put in eval mode inside functions
-  Names global_unknown_;  // names handed to other code inside functions
-  bool global_eval_any_ = false;                    // an eval() on something torchlint cannot name
+  Names global_eval_;             // names put in eval mode inside functions
+  Names global_unknown_;          // names handed to other code inside functions
+  bool global_eval_any_ = false;  // an eval() on something torchlint cannot name
   std::unordered_set<std::string> trains_;
   // This file's functions: what they call, and which build train-mode layers directly.
   std::unordered_map<std::string, std::vector<std::string>> callees_;

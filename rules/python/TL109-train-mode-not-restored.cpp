@@ -26,22 +26,22 @@ enum class ModeKind : uint8_t {
 struct ModeEvent {
   ModeKind kind;
   TSNode node{};
-  std::string receiver;           // the model (eval, train, forward)
-  bool other_model = false;       // kTrain: the receiver is known to be some model
-  bool grad = false;              // kForward: autograd records it
-  std::string callee;             // kHelper: qualified name
+  std::string receiver;             // the model (eval, train, forward)
+  bool other_model = false;         // kTrain: the receiver is known to be some model
+  bool grad = false;                // kForward: autograd records it
+  std::string callee;               // kHelper: qualified name
   std::vector<std::string> models;  // kHelper: model-like arguments, as keys
-  bool self_method = false;       // kHelper: a method of the enclosing class
-  const void* loop = nullptr;     // the innermost loop holding the call
-  bool training = false;          // kForward: in the same loop body as a backward pass
+  bool self_method = false;         // kHelper: a method of the enclosing class
+  const void* loop = nullptr;       // the innermost loop holding the call
+  bool training = false;            // kForward: in the same loop body as a backward pass
 };
 
 // Parameter and attribute names that hold a model in training code.
 bool names_model(std::string_view text) {
   std::string n = key(text);
   static const NameSet exact = {
-      "model", "net", "network", "classifier", "encoder", "decoder", "generator", "discriminator",
-      "netg", "netd", "backbone", "policy", "student", "module",
+      "model",         "net",  "network", "classifier", "encoder", "decoder", "generator",
+      "discriminator", "netg", "netd",    "backbone",   "policy",  "student", "module",
   };
   return exact.contains(n) || n.ends_with("_model") || n.starts_with("model_") || n.ends_with("_net");
 }
@@ -132,7 +132,8 @@ class TrainModeNotRestored final : public Rule {
       if (is_type(arg, "keyword_argument")) arg = field(arg, Syntax::get().fields().value);
       Kind k = Syntax::get().kind(arg);
       if (k != Kind::kIdentifier && k != Kind::kAttribute) continue;
-      if (model.infer_value(arg).kind == ValueKind::kModel || names_model(model.text(arg))) out.push_back(key(model.text(arg)));
+      if (model.infer_value(arg).kind == ValueKind::kModel || names_model(model.text(arg)))
+        out.push_back(key(model.text(arg)));
     }
   }
 
@@ -166,7 +167,8 @@ class TrainModeNotRestored final : public Rule {
   // Whether model `m` may be the one the optimizers train (a frozen teacher in eval mode
   // is not).
   bool trained(const std::string& m) const {
-    if (unknown_optimizer_ || optimized_.empty() || optimized_.contains(key(m)) || optimized_.contains("self")) return true;
+    if (unknown_optimizer_ || optimized_.empty() || optimized_.contains(key(m)) || optimized_.contains("self"))
+      return true;
     return false;
   }
 
@@ -260,7 +262,8 @@ class TrainModeNotRestored final : public Rule {
     for (const auto& e : events) {
       if (e.kind == ModeKind::kMaybeTrain) return;
       if (e.kind == ModeKind::kHelper) {
-        if (std::find(all_helpers.begin(), all_helpers.end(), e.callee) == all_helpers.end()) all_helpers.push_back(e.callee);
+        if (std::find(all_helpers.begin(), all_helpers.end(), e.callee) == all_helpers.end())
+          all_helpers.push_back(e.callee);
         for (const auto& m : e.models) {
           if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
         }
@@ -301,7 +304,8 @@ class TrainModeNotRestored final : public Rule {
                  "the loop at line " + std::to_string(line_of(loop.node)) + " puts `" + m + "` in eval mode through " +
                      by + ", and no function called there ever calls `" + m +
                      ".train()`: from the second epoch on it trains with dropout off and frozen batch-norm "
-                     "statistics; call `" + m + ".train()` at the top of each epoch",
+                     "statistics; call `" +
+                     m + ".train()` at the top of each epoch",
                  std::nullopt, std::move(conditions));
     }
   }

@@ -13,33 +13,62 @@ namespace {
 // Operations whose backward reads their *output*: modifying the result in place breaks it.
 bool saves_output_function(std::string_view q) {
   static const NameSet fns = {
-      "torch.sigmoid", "torch.tanh", "torch.exp", "torch.relu", "torch.softmax", "torch.log_softmax", "torch.sqrt",
-      "torch.rsqrt", "torch.reciprocal", "torch.special.expit", "torch.nn.functional.relu",
-      "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.nn.functional.softmax",
+      "torch.sigmoid",
+      "torch.tanh",
+      "torch.exp",
+      "torch.relu",
+      "torch.softmax",
+      "torch.log_softmax",
+      "torch.sqrt",
+      "torch.rsqrt",
+      "torch.reciprocal",
+      "torch.special.expit",
+      "torch.nn.functional.relu",
+      "torch.nn.functional.sigmoid",
+      "torch.nn.functional.tanh",
+      "torch.nn.functional.softmax",
       "torch.nn.functional.log_softmax",
   };
   return fns.contains(q);
 }
 bool saves_output_method(std::string_view m) {
-  static const NameSet methods = {"sigmoid", "tanh", "exp", "relu", "softmax",
-                                                               "log_softmax", "sqrt", "rsqrt", "reciprocal"};
+  static const NameSet methods = {"sigmoid",     "tanh", "exp",   "relu",      "softmax",
+                                  "log_softmax", "sqrt", "rsqrt", "reciprocal"};
   return methods.contains(m);
 }
 bool saves_output_module(std::string_view q) {
-  static const NameSet mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh",
-                                                            "torch.nn.Softmax", "torch.nn.LogSoftmax"};
+  static const NameSet mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh", "torch.nn.Softmax",
+                               "torch.nn.LogSoftmax"};
   return mods.contains(q);
 }
 
 // Operations whose backward reads their *inputs* (weights' gradients need the input).
 bool saves_input_function(std::string_view q) {
   static const NameSet fns = {
-      "torch.matmul", "torch.mm", "torch.bmm", "torch.mul", "torch.div", "torch.einsum", "torch.pow", "torch.log",
-      "torch.sin", "torch.cos", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
-      "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.nn.functional.layer_norm",
-      "torch.nn.functional.batch_norm", "torch.nn.functional.group_norm", "torch.nn.functional.gelu",
-      "torch.nn.functional.silu", "torch.nn.functional.leaky_relu", "torch.nn.functional.elu",
-      "torch.nn.functional.hardtanh", "torch.nn.functional.relu6", "torch.nn.functional.normalize",
+      "torch.matmul",
+      "torch.mm",
+      "torch.bmm",
+      "torch.mul",
+      "torch.div",
+      "torch.einsum",
+      "torch.pow",
+      "torch.log",
+      "torch.sin",
+      "torch.cos",
+      "torch.nn.functional.linear",
+      "torch.nn.functional.conv1d",
+      "torch.nn.functional.conv2d",
+      "torch.nn.functional.conv3d",
+      "torch.nn.functional.layer_norm",
+      "torch.nn.functional.batch_norm",
+      "torch.nn.functional.group_norm",
+      "torch.nn.functional.gelu",
+      "torch.nn.functional.silu",
+      "torch.nn.functional.leaky_relu",
+      "torch.nn.functional.elu",
+      "torch.nn.functional.hardtanh",
+      "torch.nn.functional.relu6",
+      "torch.nn.functional.normalize",
       "torch.nn.functional.scaled_dot_product_attention",
   };
   return fns.contains(q);
@@ -50,11 +79,29 @@ bool saves_input_method(std::string_view m) {
 }
 bool saves_input_module(std::string_view q) {
   static const NameSet mods = {
-      "torch.nn.Linear", "torch.nn.Bilinear", "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d",
-      "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d", "torch.nn.BatchNorm1d",
-      "torch.nn.BatchNorm2d", "torch.nn.BatchNorm3d", "torch.nn.LayerNorm", "torch.nn.GroupNorm", "torch.nn.GELU",
-      "torch.nn.SiLU", "torch.nn.LeakyReLU", "torch.nn.ELU", "torch.nn.Hardtanh", "torch.nn.ReLU6",
-      "torch.nn.MultiheadAttention", "torch.nn.InstanceNorm1d", "torch.nn.InstanceNorm2d", "torch.nn.InstanceNorm3d",
+      "torch.nn.Linear",
+      "torch.nn.Bilinear",
+      "torch.nn.Conv1d",
+      "torch.nn.Conv2d",
+      "torch.nn.Conv3d",
+      "torch.nn.ConvTranspose1d",
+      "torch.nn.ConvTranspose2d",
+      "torch.nn.ConvTranspose3d",
+      "torch.nn.BatchNorm1d",
+      "torch.nn.BatchNorm2d",
+      "torch.nn.BatchNorm3d",
+      "torch.nn.LayerNorm",
+      "torch.nn.GroupNorm",
+      "torch.nn.GELU",
+      "torch.nn.SiLU",
+      "torch.nn.LeakyReLU",
+      "torch.nn.ELU",
+      "torch.nn.Hardtanh",
+      "torch.nn.ReLU6",
+      "torch.nn.MultiheadAttention",
+      "torch.nn.InstanceNorm1d",
+      "torch.nn.InstanceNorm2d",
+      "torch.nn.InstanceNorm3d",
   };
   return mods.contains(q);
 }
@@ -63,43 +110,42 @@ bool saves_input_module(std::string_view q) {
 bool is_inplace_method(std::string_view m) {
   if (m.size() < 2 || !m.ends_with("_") || m.starts_with("_")) return false;
   static const NameSet not_data = {"requires_grad_", "share_memory_", "detach_",
-                                                                "retain_grad_", "pin_memory_", "record_stream_"};
+                                   "retain_grad_",   "pin_memory_",   "record_stream_"};
   return !not_data.contains(m);
 }
 
 // Results that are plain numbers or shapes, never tensors autograd saves.
 bool is_scalar_method(std::string_view m) {
-  static const NameSet methods = {"size", "dim", "numel", "item", "tolist", "ndimension",
-                                                               "stride", "data_ptr", "element_size", "get_device"};
+  static const NameSet methods = {"size",       "dim",    "numel",    "item",         "tolist",
+                                  "ndimension", "stride", "data_ptr", "element_size", "get_device"};
   return methods.contains(m);
 }
 
 // Fresh tensors: modifying them in place before use is the normal way to fill them.
 bool is_factory(std::string_view q) {
   static const NameSet fns = {
-      "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like", "torch.ones_like",
-      "torch.empty_like", "torch.full_like", "torch.rand", "torch.randn", "torch.randint", "torch.rand_like",
-      "torch.randn_like", "torch.arange", "torch.linspace", "torch.eye", "torch.tensor", "torch.as_tensor",
+      "torch.zeros",      "torch.ones",          "torch.empty",    "torch.full",  "torch.zeros_like", "torch.ones_like",
+      "torch.empty_like", "torch.full_like",     "torch.rand",     "torch.randn", "torch.randint",    "torch.rand_like",
+      "torch.randn_like", "torch.arange",        "torch.linspace", "torch.eye",   "torch.tensor",     "torch.as_tensor",
       "torch.from_numpy", "torch.empty_strided", "torch.logspace",
   };
   return fns.contains(q);
 }
 bool is_factory_method(std::string_view m) {
-  static const NameSet methods = {"clone", "new_zeros", "new_ones", "new_empty",
-                                                               "new_full", "new_tensor", "copy"};
+  static const NameSet methods = {"clone", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "copy"};
   return methods.contains(m);
 }
 
 struct Saved {
-  std::string by;   // the operation that saved the tensor
+  std::string by;  // the operation that saved the tensor
   uint32_t line = 0;
   bool output = false;  // saved as that operation's output (else as its input)
 };
 
 // What torchlint knows about a local name in forward.
 struct Value {
-  bool activation = false;      // computed from the module's input in this forward
-  std::optional<Saved> saved;   // known to be saved by an operation for backward
+  bool activation = false;     // computed from the module's input in this forward
+  std::optional<Saved> saved;  // known to be saved by an operation for backward
   bool reported = false;
 };
 
@@ -278,7 +324,8 @@ class InplaceOnAutogradTensor final : public Rule {
     if (syn.kind(callee) == Kind::kAttribute) {
       std::string_view method = model.text(field(callee, syn.fields().attribute));
       TSNode object = field(callee, syn.fields().object);
-      if (saves_output_method(method) && syn.kind(object) == Kind::kIdentifier) return "`." + std::string(method) + "()`";
+      if (saves_output_method(method) && syn.kind(object) == Kind::kIdentifier)
+        return "`." + std::string(method) + "()`";
     }
     return std::nullopt;
   }
@@ -319,8 +366,7 @@ class InplaceOnAutogradTensor final : public Rule {
     if (syn.kind(callee) == Kind::kAttribute) return is_activation(field(callee, syn.fields().object), st, ctx);
     if (syn.kind(callee) == Kind::kSubscript) {
       TSNode object = field(callee, syn.fields().value);
-      return syn.kind(object) == Kind::kAttribute &&
-             model.text(field(object, syn.fields().object)) == "self";
+      return syn.kind(object) == Kind::kAttribute && model.text(field(object, syn.fields().object)) == "self";
     }
     return false;
   }

@@ -51,8 +51,8 @@ struct Setting {
   TSNode node{};
   std::string function;
   uint32_t line = 0;
-  std::string what;                       // as the user wrote it, for the message
-  std::vector<const void*> conditions;    // enclosing conditions in its function
+  std::string what;                     // as the user wrote it, for the message
+  std::vector<const void*> conditions;  // enclosing conditions in its function
   std::vector<std::pair<const void*, const void*>> branches;
   bool module_level = false;
 };
@@ -122,8 +122,9 @@ class DeterminismConflict final : public Rule {
       const std::string head =
           "`cudnn.benchmark = True` makes cuDNN choose convolution algorithms by timing them, a choice that can "
           "change from run to run, but ";
-      const std::string tail = " asks for reproducible results; set `torch.backends.cudnn.benchmark = False` "
-                               "whenever determinism is on";
+      const std::string tail =
+          " asks for reproducible results; set `torch.backends.cudnn.benchmark = False` "
+          "whenever determinism is on";
       if (conflict) {
         ctx.report(b.node, head + conflict->what + " (line " + std::to_string(conflict->line) + ")" + tail);
         continue;
@@ -138,8 +139,8 @@ class DeterminismConflict final : public Rule {
         (c.byte < ts_node_start_byte(b.node) ? before : after).push_back(c.callee);
       }
       using K = ProjectCondition::Kind;
-      const std::string message =
-          head + "a helper called from `" + function_name(b.function) + "` turns deterministic algorithms on and" + tail;
+      const std::string message = head + "a helper called from `" + function_name(b.function) +
+                                  "` turns deterministic algorithms on and" + tail;
       if (!before.empty()) {
         ctx.report(b.node, message, std::nullopt, {{K::kReachableHas, before, kFactDeterministic, ""}});
       }

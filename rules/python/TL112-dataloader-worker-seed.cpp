@@ -29,7 +29,7 @@ constexpr const char* kFactNumpy = "dataset-numpy-rng:";
 std::optional<std::string_view> rng_constructor(std::string_view q) {
   static const NameSet ctors = {
       "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "random.Random",
-      "torch.Generator", "torch._C.Generator",
+      "torch.Generator",          "torch._C.Generator",
   };
   const std::string_view* name = ctors.find(q);
   if (!name) return std::nullopt;
@@ -62,7 +62,7 @@ struct RngAttribute {
 
 struct LoaderCall {
   TSNode call{};
-  bool local = true;  // the dataset class is defined in this file
+  bool local = true;    // the dataset class is defined in this file
   std::string dataset;  // qualname of a Dataset class of this file
   std::string workers;
   bool worker_init_fn = false;
@@ -87,7 +87,8 @@ class DataloaderWorkerSeed final : public Rule {
           f.attribute_uses.emplace_back(attr, call.node);
         }
       }
-      if (is_self_attribute(call.keyword("generator", src), model, attr)) f.attribute_uses.emplace_back(attr, call.node);
+      if (is_self_attribute(call.keyword("generator", src), model, attr))
+        f.attribute_uses.emplace_back(attr, call.node);
       if (call.qualname == "torch.utils.data.get_worker_info" ||
           call.qualname == "torch.utils.data._utils.worker.get_worker_info") {
         f.worker_info = true;
@@ -138,7 +139,8 @@ class DataloaderWorkerSeed final : public Rule {
     if (auto it = attrs.find(std::string(attr)); it != attrs.end()) existing = &it->second;
     std::optional<std::string_view> ctor;
     if (Syntax::get().kind(event.value) == Kind::kCall) {
-      if (auto q = model.resolve_qualified_name(field(event.value, Syntax::get().fields().function))) ctor = rng_constructor(*q);
+      if (auto q = model.resolve_qualified_name(field(event.value, Syntax::get().fields().function)))
+        ctor = rng_constructor(*q);
     }
     bool in_init = model.function().name == "__init__";
     if (existing) {
@@ -218,10 +220,10 @@ class DataloaderWorkerSeed final : public Rule {
   }
 
   struct Analysis {
-    bool reseeds = false;  // per worker or per item: nothing to report
+    bool reseeds = false;                                        // per worker or per item: nothing to report
     std::optional<std::pair<std::string, TSNode>> instance_rng;  // attribute and a use
     std::string constructor;
-    bool numpy = false;    // draws from numpy's global generator
+    bool numpy = false;  // draws from numpy's global generator
   };
 
   Analysis analyse(const std::string& cls, const SemanticModel& model) const {
@@ -256,7 +258,8 @@ class DataloaderWorkerSeed final : public Rule {
   void check(const LoaderCall& l, RuleContext& ctx) const {
     if (l.worker_init_fn) return;
     std::string short_name = l.dataset.substr(l.dataset.rfind('.') + 1);
-    const std::string head = "DataLoader starts " + l.workers + " workers on `" + short_name + "`, whose items draw from ";
+    const std::string head =
+        "DataLoader starts " + l.workers + " workers on `" + short_name + "`, whose items draw from ";
     const std::string copies =
         ": every worker gets a copy with the same state, so the workers repeat each other's random augmentations "
         "(again every epoch unless `persistent_workers=True`); reseed it per worker in a `worker_init_fn`, e.g. from "
@@ -272,8 +275,9 @@ class DataloaderWorkerSeed final : public Rule {
       ctx.report(l.call, head + "a random generator object that the dataset creates once in `__init__`" + copies,
                  std::nullopt, {{K::kProjectHas, {}, rng_fact, ""}});
       if (old_torch) {
-        ctx.report(l.call, head + numpy, std::nullopt,
-                   {{K::kProjectHas, {}, std::string(kFactNumpy) + short_name, ""}, {K::kProjectLacks, {}, rng_fact, ""}});
+        ctx.report(
+            l.call, head + numpy, std::nullopt,
+            {{K::kProjectHas, {}, std::string(kFactNumpy) + short_name, ""}, {K::kProjectLacks, {}, rng_fact, ""}});
       }
       return;
     }

@@ -20,11 +20,25 @@ constexpr const char* kFactMlpLayers = "builds-linear-layers";
 
 bool builds_tensor_core_layers(std::string_view q) {
   static const NameSet layers = {
-      "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d",
-      "torch.nn.ConvTranspose3d", "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.Embedding",
-      "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",
-      "torch.nn.functional.conv2d", "torch.nn.functional.scaled_dot_product_attention", "torch.hub.load",
+      "torch.nn.Conv1d",
+      "torch.nn.Conv2d",
+      "torch.nn.Conv3d",
+      "torch.nn.ConvTranspose1d",
+      "torch.nn.ConvTranspose2d",
+      "torch.nn.ConvTranspose3d",
+      "torch.nn.LSTM",
+      "torch.nn.GRU",
+      "torch.nn.RNN",
+      "torch.nn.Embedding",
+      "torch.nn.Transformer",
+      "torch.nn.TransformerEncoder",
+      "torch.nn.TransformerDecoder",
+      "torch.nn.TransformerEncoderLayer",
+      "torch.nn.TransformerDecoderLayer",
+      "torch.nn.MultiheadAttention",
+      "torch.nn.functional.conv2d",
+      "torch.nn.functional.scaled_dot_product_attention",
+      "torch.hub.load",
       "timm.create_model",
   };
   if (layers.contains(q)) return true;
@@ -59,7 +73,8 @@ bool delegates_precision(const CallEvent& call, const SemanticModel& model) {
   const std::string& q = *call.qualname;
   if (q.starts_with("accelerate.") && q.ends_with("Accelerator")) return true;
   if (q == "deepspeed.initialize" || q.starts_with("apex.amp.")) return true;
-  bool lightning = q.starts_with("lightning.") || q.starts_with("pytorch_lightning.") || q.starts_with("lightning_fabric.");
+  bool lightning =
+      q.starts_with("lightning.") || q.starts_with("pytorch_lightning.") || q.starts_with("lightning_fabric.");
   if (lightning && (q.ends_with("Trainer") || q.ends_with("Fabric"))) {
     return !ts_node_is_null(call.keyword("precision", model.source())) || call.has_kwargs_splat;
   }
@@ -104,15 +119,14 @@ class NoMixedPrecision final : public Rule {
     }
     bool reduced = false;
     if (call.method == "half" || call.method == "bfloat16") reduced = true;
-    if (call.method == "to" && (is_low_precision_dtype(call.positional(0), model) ||
-                                is_low_precision_dtype(call.positional(1), model) ||
-                                is_low_precision_dtype(call.keyword("dtype", src), model))) {
+    if (call.method == "to" &&
+        (is_low_precision_dtype(call.positional(0), model) || is_low_precision_dtype(call.positional(1), model) ||
+         is_low_precision_dtype(call.keyword("dtype", src), model))) {
       reduced = true;
     }
     if (is_low_precision_dtype(call.keyword("torch_dtype", src), model)) reduced = true;
     if (call.qualname == "torch.set_default_dtype" && is_low_precision_dtype(call.positional(0), model)) reduced = true;
     if (reduced) ctx.add_fact(kFactReducedPrecision);
-
   }
 
   void on_decorator(const DecoratorEvent& event, RuleContext& ctx) override {
@@ -150,9 +164,7 @@ class NoMixedPrecision final : public Rule {
       // program that never names a GPU is CPU-only.
       for (auto& c : device_util::gpu_program_condition(model, cuda)) conditions.push_back(std::move(c));
       conditions.push_back(mlp_only_exception());
-      {
-        ctx.report(first, kMessage, std::nullopt, std::move(conditions));
-      }
+      { ctx.report(first, kMessage, std::nullopt, std::move(conditions)); }
     } else {
       using K = ProjectCondition::Kind;
       for (const auto& [node, helpers] : helper_loops_) {
@@ -180,7 +192,7 @@ class NoMixedPrecision final : public Rule {
 
   std::vector<TSNode> loops_;
   std::vector<std::pair<TSNode, std::vector<std::string>>> helper_loops_;  // loops whose step is in a helper
-  bool cuda_ = false;          // the file runs on CUDA when it is available
+  bool cuda_ = false;                                                      // the file runs on CUDA when it is available
 };
 
 }  // namespace

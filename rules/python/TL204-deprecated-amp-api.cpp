@@ -62,9 +62,9 @@ class DeprecatedAmpApi final : public Rule {
     if (auto root = torch_alias(dec.node, ctx.model(), *amp, name); root && amp->decorator_keyword) {
       Fix f;
       f.message = "Use `" + std::string(amp->replacement) + "(device_type=\"" + std::string(amp->device) + "\")`";
-      f.edits.push_back({ts_node_start_byte(dec.node), ts_node_end_byte(dec.node),
-                         *root + std::string(amp->replacement).substr(5) + "(device_type=\"" +
-                             std::string(amp->device) + "\")"});
+      f.edits.push_back(
+          {ts_node_start_byte(dec.node), ts_node_end_byte(dec.node),
+           *root + std::string(amp->replacement).substr(5) + "(device_type=\"" + std::string(amp->device) + "\")"});
       fix = std::move(f);
     }
     ctx.report(dec.node, message(*amp, name), std::move(fix));

@@ -18,9 +18,10 @@ constexpr const char* kFactDeterminism = "configures-determinism";
 
 bool is_cnn_name(std::string_view name) {
   static constexpr std::string_view prefixes[] = {
-      "resnet", "resnext", "wide_resnet", "vgg", "alexnet", "densenet", "mobilenet", "efficientnet",
-      "regnet", "convnext", "squeezenet", "shufflenet", "mnasnet", "googlenet", "inception", "fcn_",
-      "deeplabv3", "lraspp", "r3d_", "mc3_", "r2plus1d", "unet", "csp", "darknet", "dla", "hrnet",
+      "resnet",       "resnext", "wide_resnet", "vgg",        "alexnet",    "densenet", "mobilenet",
+      "efficientnet", "regnet",  "convnext",    "squeezenet", "shufflenet", "mnasnet",  "googlenet",
+      "inception",    "fcn_",    "deeplabv3",   "lraspp",     "r3d_",       "mc3_",     "r2plus1d",
+      "unet",         "csp",     "darknet",     "dla",        "hrnet",
   };
   for (std::string_view p : prefixes) {
     if (name.starts_with(p)) return true;
@@ -32,8 +33,8 @@ bool is_cnn_name(std::string_view name) {
 bool builds_conv(const CallEvent& call, const SemanticModel& model) {
   const std::string& q = *call.qualname;
   static const NameSet layers = {
-      "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d",
-      "torch.nn.LazyConv2d", "torch.nn.LazyConv3d",
+      "torch.nn.Conv2d",          "torch.nn.Conv3d",     "torch.nn.ConvTranspose2d",
+      "torch.nn.ConvTranspose3d", "torch.nn.LazyConv2d", "torch.nn.LazyConv3d",
   };
   if (layers.contains(q)) return true;
   if (q.starts_with("torchvision.models.") && q.find("detection") == std::string::npos &&
@@ -49,9 +50,17 @@ bool builds_conv(const CallEvent& call, const SemanticModel& model) {
 
 bool variable_input(const std::string& q) {
   static const NameSet layers = {
-      "torch.nn.Embedding", "torch.nn.EmbeddingBag", "torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU",
-      "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",
+      "torch.nn.Embedding",
+      "torch.nn.EmbeddingBag",
+      "torch.nn.RNN",
+      "torch.nn.LSTM",
+      "torch.nn.GRU",
+      "torch.nn.Transformer",
+      "torch.nn.TransformerEncoder",
+      "torch.nn.TransformerDecoder",
+      "torch.nn.TransformerEncoderLayer",
+      "torch.nn.TransformerDecoderLayer",
+      "torch.nn.MultiheadAttention",
       "torch.nn.Conv1d",
   };
   if (layers.contains(q)) return true;

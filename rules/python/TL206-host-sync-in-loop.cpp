@@ -15,8 +15,8 @@ using namespace loop_util;
 
 struct Candidate {
   TSNode node{};
-  TSNode loop{};          // the innermost loop holding the call
-  std::string what;       // `loss.item()`, `print(loss)`
+  TSNode loop{};                   // the innermost loop holding the call
+  std::string what;                // `loss.item()`, `print(loss)`
   bool tensor = false;             // known to be a tensor of the forward pass
   std::vector<std::string> roots;  // else: names that make it one if the loop back-propagates them
 };
@@ -85,11 +85,13 @@ class HostSyncInLoop final : public Rule {
     std::unordered_set<std::string> backward = backward_names(loop, ctx.model().source());
     std::vector<TSNode> reported;
     for (const auto& c : mine) {
-      if (!c.tensor && std::none_of(c.roots.begin(), c.roots.end(), [&](const std::string& r) { return backward.contains(r); })) {
+      if (!c.tensor &&
+          std::none_of(c.roots.begin(), c.roots.end(), [&](const std::string& r) { return backward.contains(r); })) {
         continue;
       }
       // `x.cpu().numpy()`, `print(a.item())`: one finding per expression.
-      if (std::any_of(reported.begin(), reported.end(), [&](TSNode r) { return contains(r, c.node) || contains(c.node, r); })) {
+      if (std::any_of(reported.begin(), reported.end(),
+                      [&](TSNode r) { return contains(r, c.node) || contains(c.node, r); })) {
         continue;
       }
       if (!reported.empty() && line_of(reported.back()) == line_of(c.node)) continue;

@@ -13,9 +13,9 @@ using namespace loop_util;
 
 struct Candidate {
   TSNode node{};
-  TSNode loop{};                 // the outermost loop of the function holding the call
-  TSNode innermost{};            // the loop the call is in
-  bool training = false;         // a loop around it trains
+  TSNode loop{};                     // the outermost loop of the function holding the call
+  TSNode innermost{};                // the loop the call is in
+  bool training = false;             // a loop around it trains
   std::vector<std::string> helpers;  // project functions called in those loops
 };
 

@@ -109,8 +109,8 @@ class ToDeviceInGetitem final : public Rule {
                           "copies are slow; return CPU tensors and move the batch in the training loop with "
                           "`pin_memory=True` and `.to(device, non_blocking=True)`";
     if (p.count > 1) {
-      message += " (" + std::to_string(p.count - 1) + " more device transfer" + (p.count > 2 ? "s" : "") +
-                 " in this method)";
+      message +=
+          " (" + std::to_string(p.count - 1) + " more device transfer" + (p.count > 2 ? "s" : "") + " in this method)";
     }
     ctx.report(p.first, std::move(message));
   }

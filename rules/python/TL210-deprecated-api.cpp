@@ -50,7 +50,8 @@ const DeprecatedApi* find_api(std::string_view q) {
   }();
   if (auto it = by_symbol.find(q); it != by_symbol.end()) return it->second;
   for (const auto& api : kApis) {
-    if (api.whole_module && q.starts_with(api.symbol) && (q.size() == api.symbol.size() || q[api.symbol.size()] == '.')) {
+    if (api.whole_module && q.starts_with(api.symbol) &&
+        (q.size() == api.symbol.size() || q[api.symbol.size()] == '.')) {
       return &api;
     }
   }
@@ -74,7 +75,8 @@ class DeprecatedApiRule final : public Rule {
 
   void on_decorator(const DecoratorEvent& dec, RuleContext& ctx) override {
     if (!dec.qualname) return;
-    if (const DeprecatedApi* api = find_api(*dec.qualname); api && !api->whole_module) report(*api, dec.node, "", ctx, {});
+    if (const DeprecatedApi* api = find_api(*dec.qualname); api && !api->whole_module)
+      report(*api, dec.node, "", ctx, {});
   }
 
   void on_import(const ImportEvent& event, RuleContext& ctx) override {
@@ -84,7 +86,8 @@ class DeprecatedApiRule final : public Rule {
     if (api->drop_in && status(*api, ctx) != Status::kCurrent) {
       fix = rename::from_import_fix(event, ctx.model(), [&](const std::string& q) -> std::optional<std::string> {
         const DeprecatedApi* other = find_api(q);
-        if (!other || !other->drop_in || other->whole_module || status(*other, ctx) == Status::kCurrent) return std::nullopt;
+        if (!other || !other->drop_in || other->whole_module || status(*other, ctx) == Status::kCurrent)
+          return std::nullopt;
         return std::string(other->replacement);
       });
     }
@@ -107,7 +110,8 @@ class DeprecatedApiRule final : public Rule {
     return Status::kCurrent;
   }
 
-  static void report(const DeprecatedApi& api, TSNode node, std::string_view what, RuleContext& ctx, std::optional<Fix> fix) {
+  static void report(const DeprecatedApi& api, TSNode node, std::string_view what, RuleContext& ctx,
+                     std::optional<Fix> fix) {
     Status s = status(api, ctx);
     if (s == Status::kCurrent) return;
     const bool vision = is_torchvision(api);
@@ -116,7 +120,8 @@ class DeprecatedApiRule final : public Rule {
     std::string name = "`" + std::string(api.symbol) + "`";
     std::string message = what.empty() ? name + " " : std::string(what) + name + ", which ";
     if (s == Status::kRemoved) {
-      message += "was removed in " + package + std::string(api.removed) + " (" + target_name + target(api, ctx).str() + ")";
+      message +=
+          "was removed in " + package + std::string(api.removed) + " (" + target_name + target(api, ctx).str() + ")";
     } else {
       message += "is deprecated since " + package + std::string(api.deprecated);
       if (!api.removed.empty()) message += " and removed in " + std::string(api.removed);

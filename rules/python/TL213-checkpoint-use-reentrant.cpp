@@ -45,7 +45,8 @@ class CheckpointUseReentrant final : public Rule {
 
  private:
   static std::string message(std::string_view name) {
-    return "`" + std::string(name) + "` without an explicit `use_reentrant`: torch warns that its default will "
+    return "`" + std::string(name) +
+           "` without an explicit `use_reentrant`: torch warns that its default will "
            "change; pass `use_reentrant=False` (recommended) or `use_reentrant=True` to keep today's behaviour";
   }
   // The default torch uses today, spelled out: the same behaviour, without the warning.

@@ -27,8 +27,10 @@ std::optional<std::string> public_name(std::string_view q) {
 }
 
 std::string message(std::string_view private_name, std::string_view public_name) {
-  return "`" + std::string(private_name) + "` lives in a private module that may change without notice; use the "
-         "public `" + std::string(public_name) + "`";
+  return "`" + std::string(private_name) +
+         "` lives in a private module that may change without notice; use the "
+         "public `" +
+         std::string(public_name) + "`";
 }
 
 class NonPublicApi final : public Rule {
@@ -53,8 +55,6 @@ class NonPublicApi final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry non_public_api_rule() {
-  return python::rule_entry<python::NonPublicApi>(catalog_entry("TL214"));
-}
+python::RuleEntry non_public_api_rule() { return python::rule_entry<python::NonPublicApi>(catalog_entry("TL214")); }
 
 }  // namespace torchlint

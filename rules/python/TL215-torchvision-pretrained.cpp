@@ -19,9 +19,9 @@ bool legacy_weights_are_imagenet1k_v1(std::string_view q) {
   if (!q.starts_with("torchvision.models.")) return false;
   std::string_view name = q.substr(std::string_view("torchvision.models.").size());
   if (name.find('.') != std::string_view::npos) return false;
-  for (std::string_view family : {"resnet", "resnext", "wide_resnet", "vgg", "densenet", "alexnet", "squeezenet",
-                                  "googlenet", "inception_v3", "mobilenet_v2", "mobilenet_v3", "mnasnet",
-                                  "shufflenet_v2", "efficientnet_b"}) {
+  for (std::string_view family :
+       {"resnet", "resnext", "wide_resnet", "vgg", "densenet", "alexnet", "squeezenet", "googlenet", "inception_v3",
+        "mobilenet_v2", "mobilenet_v3", "mnasnet", "shufflenet_v2", "efficientnet_b"}) {
     if (name.starts_with(family)) return true;
   }
   return false;
@@ -62,7 +62,8 @@ class TorchvisionPretrained final : public Rule {
     std::string names, weights;
     for (std::string_view f : flags) {
       names += (names.empty() ? "`" : " and `") + std::string(f) + "=`";
-      weights += (weights.empty() ? "`" : " and `") + std::string(f == "pretrained" ? "weights" : "weights_backbone") + "=`";
+      weights +=
+          (weights.empty() ? "`" : " and `") + std::string(f == "pretrained" ? "weights" : "weights_backbone") + "=`";
     }
     std::optional<Fix> offered;
     if (!fix.edits.empty()) {
@@ -84,7 +85,8 @@ class TorchvisionPretrained final : public Rule {
     Kind k = Syntax::get().kind(value);
     std::string new_value;
     if (k == Kind::kFalse) new_value = "None";
-    if (k == Kind::kTrue && !backbone && legacy_weights_are_imagenet1k_v1(*call.qualname)) new_value = "\"IMAGENET1K_V1\"";
+    if (k == Kind::kTrue && !backbone && legacy_weights_are_imagenet1k_v1(*call.qualname))
+      new_value = "\"IMAGENET1K_V1\"";
     if (new_value.empty()) return false;
     fix.edits.push_back({ts_node_start_byte(replaced), ts_node_end_byte(replaced), weights + "=" + new_value});
     return true;

@@ -24,10 +24,11 @@ class TorchvisionModuleImport final : public Rule {
     // One name in the statement: the statement becomes the from-import.
     if (ts_node_named_child_count(event.statement) == 1) {
       fix = Fix{"Use `" + replacement + "`",
-                {{ts_node_start_byte(event.statement), ts_node_end_byte(event.statement), replacement}}, false};
+                {{ts_node_start_byte(event.statement), ts_node_end_byte(event.statement), replacement}},
+                false};
     }
-    ctx.report(event.name, "`import " + q + " as " + std::string(last) + "` repeats the module's name; write `" +
-                               replacement + "`",
+    ctx.report(event.name,
+               "`import " + q + " as " + std::string(last) + "` repeats the module's name; write `" + replacement + "`",
                std::move(fix));
   }
 };

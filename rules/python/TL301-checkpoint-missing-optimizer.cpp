@@ -12,11 +12,13 @@ class CheckpointMissingOptimizer final : public Rule {
 
   void on_module_end(RuleContext& ctx) override {
     for (const auto& checkpoint : tracker_->checkpoints()) {
-      if (const TrainingObject* optimizer = TrainingCheckpointTracker::first_unsaved(checkpoint, checkpoint.optimizers)) {
+      if (const TrainingObject* optimizer =
+              TrainingCheckpointTracker::first_unsaved(checkpoint, checkpoint.optimizers)) {
         ctx.report(checkpoint.node,
                    "optimizer " + TrainingCheckpointTracker::describe(*optimizer, checkpoint) +
                        " is not saved in the checkpoint written here: a resumed run restarts its momentum and "
-                       "adaptive statistics from zero; add `\"optimizer\": " + optimizer->name + ".state_dict()`",
+                       "adaptive statistics from zero; add `\"optimizer\": " +
+                       optimizer->name + ".state_dict()`",
                    std::nullopt, checkpoint.conditions);
         ctx.relate(optimizer->start_byte, optimizer->end_byte, "optimizer `" + optimizer->name + "`, not saved");
       }

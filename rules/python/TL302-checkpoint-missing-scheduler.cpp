@@ -12,12 +12,13 @@ class CheckpointMissingScheduler final : public Rule {
 
   void on_module_end(RuleContext& ctx) override {
     for (const auto& checkpoint : tracker_->checkpoints()) {
-      if (const TrainingObject* scheduler = TrainingCheckpointTracker::first_unsaved(checkpoint, checkpoint.schedulers)) {
+      if (const TrainingObject* scheduler =
+              TrainingCheckpointTracker::first_unsaved(checkpoint, checkpoint.schedulers)) {
         ctx.report(checkpoint.node,
                    "LR scheduler " + TrainingCheckpointTracker::describe(*scheduler, checkpoint) +
                        " is not saved in the checkpoint written here: a resumed run starts the schedule over "
-                       "(warm-up again, wrong learning rate); add `\"scheduler\": " + scheduler->name +
-                       ".state_dict()`",
+                       "(warm-up again, wrong learning rate); add `\"scheduler\": " +
+                       scheduler->name + ".state_dict()`",
                    std::nullopt, checkpoint.conditions);
         ctx.relate(scheduler->start_byte, scheduler->end_byte, "LR scheduler `" + scheduler->name + "`, not saved");
       }

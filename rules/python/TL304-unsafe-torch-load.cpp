@@ -27,8 +27,10 @@ class UnsafeTorchLoad final : public Rule {
     if (ts_node_is_null(event.value) || syn.kind(event.target) != Kind::kIdentifier) return;
     std::string name(ctx.text(event.target));
     // `PATH = "./cifar_net.pth"`; rebound to anything else, it is no longer a constant.
-    if (syn.kind(event.value) == Kind::kString && event.op == "=") constant_paths_.insert(name);
-    else constant_paths_.erase(name);
+    if (syn.kind(event.value) == Kind::kString && event.op == "=")
+      constant_paths_.insert(name);
+    else
+      constant_paths_.erase(name);
     saved_.erase("=" + name);
   }
 
@@ -62,8 +64,8 @@ class UnsafeTorchLoad final : public Rule {
                          call.positional_count() >= 3 || call.has_args_splat;
     pending_.push_back({call.node,
                         "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6 "
-                        "(target-torch " + ctx.options().target_torch.str() +
-                            "): loading an untrusted checkpoint runs its code",
+                        "(target-torch " +
+                            ctx.options().target_torch.str() + "): loading an untrusted checkpoint runs its code",
                         pickle_module ? std::nullopt : add_weights_only(call)});
   }
 

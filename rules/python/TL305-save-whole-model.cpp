@@ -12,9 +12,20 @@ namespace {
 // Methods only an nn.Module has (optimizers also have state_dict and load_state_dict).
 bool is_module_method(std::string_view method) {
   static const NameSet methods = {
-      "parameters", "named_parameters", "eval", "modules", "named_modules", "children", "named_children",
-      "requires_grad_", "buffers", "named_buffers", "register_buffer", "register_forward_hook",
-      "register_forward_pre_hook", "flatten_parameters",
+      "parameters",
+      "named_parameters",
+      "eval",
+      "modules",
+      "named_modules",
+      "children",
+      "named_children",
+      "requires_grad_",
+      "buffers",
+      "named_buffers",
+      "register_buffer",
+      "register_forward_hook",
+      "register_forward_pre_hook",
+      "flatten_parameters",
   };
   return methods.contains(method);
 }
@@ -69,8 +80,8 @@ class SaveWholeModel final : public Rule {
     std::string type = is_class ? "`" + std::string(last) + "`" : std::string("module");
     ctx.report(call, "`torch.save(" + name + ", ...)` pickles the whole " + type +
                          " object: loading it needs the same class at the same import path and "
-                         "`torch.load(weights_only=False)`, which runs arbitrary code; save `" + name +
-                         ".state_dict()` and rebuild the model before `load_state_dict`");
+                         "`torch.load(weights_only=False)`, which runs arbitrary code; save `" +
+                         name + ".state_dict()` and rebuild the model before `load_state_dict`");
   }
 
   std::unordered_set<std::string> modules_;
@@ -80,8 +91,6 @@ class SaveWholeModel final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry save_whole_model_rule() {
-  return python::rule_entry<python::SaveWholeModel>(catalog_entry("TL305"));
-}
+python::RuleEntry save_whole_model_rule() { return python::rule_entry<python::SaveWholeModel>(catalog_entry("TL305")); }
 
 }  // namespace torchlint

@@ -10,7 +10,6 @@ namespace torchlint {
 namespace python {
 namespace {
 
-
 // Whether `root` ("model", "self.net") leaves `scope` other than through its own methods
 // and forward passes: returned, stored, handed to a function (which may set its mode or
 // train it).
@@ -23,7 +22,8 @@ bool escapes(TSNode scope, std::string_view root, const SemanticModel& model) {
     TSNode n = stack.back();
     stack.pop_back();
     Kind k = syn.kind(n);
-    bool match = dotted ? k == Kind::kAttribute && model.text(n) == root : k == Kind::kIdentifier && model.text(n) == root;
+    bool match =
+        dotted ? k == Kind::kAttribute && model.text(n) == root : k == Kind::kIdentifier && model.text(n) == root;
     if (!match) {
       append_named_children(n, stack);
       continue;
@@ -31,15 +31,32 @@ bool escapes(TSNode scope, std::string_view root, const SemanticModel& model) {
     TSNode parent = ts_node_parent(n);
     if (ts_node_is_null(parent)) continue;
     Kind pk = syn.kind(parent);
-    if (pk == Kind::kAttribute) continue;  // `model.eval()`, `other.model`
-    if (pk == Kind::kCall && ts_node_eq(field(parent, f.function), n)) continue;  // a forward pass
+    if (pk == Kind::kAttribute) continue;                                           // `model.eval()`, `other.model`
+    if (pk == Kind::kCall && ts_node_eq(field(parent, f.function), n)) continue;    // a forward pass
     if (pk == Kind::kAssignment && ts_node_eq(field(parent, f.left), n)) continue;  // rebinding
     if (pk == Kind::kKeywordArgument && ts_node_eq(field(parent, f.name), n)) continue;
     static const char* const escaping[] = {
-        "argument_list", "keyword_argument", "return_statement", "yield", "assignment", "augmented_assignment",
-        "list", "tuple", "set", "dictionary", "pair", "expression_list", "lambda", "conditional_expression",
-        "parenthesized_expression", "list_comprehension", "generator_expression", "global_statement",
-        "nonlocal_statement", "pattern_list", "await",
+        "argument_list",
+        "keyword_argument",
+        "return_statement",
+        "yield",
+        "assignment",
+        "augmented_assignment",
+        "list",
+        "tuple",
+        "set",
+        "dictionary",
+        "pair",
+        "expression_list",
+        "lambda",
+        "conditional_expression",
+        "parenthesized_expression",
+        "list_comprehension",
+        "generator_expression",
+        "global_statement",
+        "nonlocal_statement",
+        "pattern_list",
+        "await",
     };
     for (const char* type : escaping) {
       if (is_type(parent, type)) return true;
@@ -103,9 +120,9 @@ class LoadStateDictWithoutMode final : public Rule {
     if (call.method != "load_state_dict") return;
     ValueInfo value = model.infer_value(call.receiver);
     // A project class from another file is a model when its name says so (it has load_state_dict).
-    bool is_model = value.kind == ValueKind::kModel ||
-                    ((value.kind == ValueKind::kUnknown || value.kind == ValueKind::kInstance) &&
-                     names_model(last_component(root)));
+    bool is_model =
+        value.kind == ValueKind::kModel || ((value.kind == ValueKind::kUnknown || value.kind == ValueKind::kInstance) &&
+                                            names_model(last_component(root)));
     if (!is_model) return;
     Candidate c;
     c.call = call.node;
@@ -141,8 +158,8 @@ class LoadStateDictWithoutMode final : public Rule {
         continue;
       }
       // Training resumes here, the mode is set, or the model goes elsewhere.
-      bool fine = trains || has_optimizer() || modes.contains(it->root) || !forwards_.contains(fn.qualname + "|" + it->root) ||
-                  escapes(fn.node, it->root, ctx.model());
+      bool fine = trains || has_optimizer() || modes.contains(it->root) ||
+                  !forwards_.contains(fn.qualname + "|" + it->root) || escapes(fn.node, it->root, ctx.model());
       if (!fine) report(*it, ctx);
       it = candidates_.erase(it);
     }
@@ -166,8 +183,8 @@ class LoadStateDictWithoutMode final : public Rule {
 
   void on_module_end(RuleContext& ctx) override {
     const FunctionState& top = ctx.model().function();
-    bool trains = top.steps_optimizer || top.calls_backward ||
-                  !objects_->owned_by(top.qualname, ValueKind::kOptimizer).empty();
+    bool trains =
+        top.steps_optimizer || top.calls_backward || !objects_->owned_by(top.qualname, ValueKind::kOptimizer).empty();
     for (const auto& c : candidates_) {
       if (!c.module_level || trains) continue;
       // A global model: its mode may be set, or it may be handed on, anywhere in the file.

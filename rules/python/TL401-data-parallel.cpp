@@ -30,8 +30,6 @@ class DataParallel final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry data_parallel_rule() {
-  return python::rule_entry<python::DataParallel>(catalog_entry("TL401"));
-}
+python::RuleEntry data_parallel_rule() { return python::rule_entry<python::DataParallel>(catalog_entry("TL401")); }
 
 }  // namespace torchlint

@@ -15,9 +15,11 @@ constexpr const char* kFactCudaByDesign = "cuda-only-by-design";
 
 bool is_availability_check(std::string_view q) {
   static const NameSet checks = {
-      "torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
-      "torch.backends.mps.is_built", "torch.cuda.is_initialized", "torch.xpu.is_available",
-      "torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.mps.is_available",
+      "torch.cuda.is_available",         "torch.cuda.device_count",
+      "torch.backends.mps.is_available", "torch.backends.mps.is_built",
+      "torch.cuda.is_initialized",       "torch.xpu.is_available",
+      "torch.accelerator.is_available",  "torch.accelerator.current_accelerator",
+      "torch.mps.is_available",
   };
   return checks.contains(q);
 }
@@ -64,8 +66,8 @@ class HardcodedCuda final : public Rule {
   // Its findings name CUDA; its facts come from availability checks and from the marks of
   // multi-process CUDA training (by_design, LOCAL_RANK; "--local-rank" scans as "local").
   static constexpr std::string_view kTriggers[] = {
-      "cuda", "is_available", "device_count", "is_built", "is_initialized", "current_accelerator",
-      "nccl", "init_distributed", "local_rank", "local", "LOCAL_RANK",
+      "cuda", "is_available",     "device_count", "is_built", "is_initialized", "current_accelerator",
+      "nccl", "init_distributed", "local_rank",   "local",    "LOCAL_RANK",
   };
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
@@ -90,8 +92,9 @@ class HardcodedCuda final : public Rule {
     if (under_device_condition(model)) return;
     // The hard-coded uses, each counted once. AMP APIs take a device *type*
     // (`GradScaler(device="cuda")`), not a placement.
-    bool amp = call.qualname && (call.qualname->starts_with("torch.amp.") || call.qualname->starts_with("torch.cuda.amp.") ||
-                                 *call.qualname == api::kAutocast || api::deprecated_amp(*call.qualname).has_value());
+    bool amp =
+        call.qualname && (call.qualname->starts_with("torch.amp.") || call.qualname->starts_with("torch.cuda.amp.") ||
+                          *call.qualname == api::kAutocast || api::deprecated_amp(*call.qualname).has_value());
     TSNode device = amp ? TSNode{} : call.keyword("device", src);
     if (call.method == "cuda" && !(call.qualname && call.qualname->starts_with("torch."))) {
       note(call.node, "`.cuda()`");
@@ -103,8 +106,10 @@ class HardcodedCuda final : public Rule {
       note(call.node, "`torch.set_default_device(\"cuda\")`");
     } else if (call.method == "to" && (is_cuda_string(call.positional(0), model) || is_cuda_string(device, model))) {
       note(call.node, "`.to(\"cuda\")`");
-    } else if (call.method == "to" && (is_cuda_string_name(call.positional(0), model) || is_cuda_string_name(device, model))) {
-      note(call.node, "`.to(" + std::string(model.text(ts_node_is_null(device) ? call.positional(0) : device)) + ")` with a hard-coded \"cuda\" string");
+    } else if (call.method == "to" &&
+               (is_cuda_string_name(call.positional(0), model) || is_cuda_string_name(device, model))) {
+      note(call.node, "`.to(" + std::string(model.text(ts_node_is_null(device) ? call.positional(0) : device)) +
+                          ")` with a hard-coded \"cuda\" string");
     } else if (is_cuda_string(device, model)) {
       note(call.node, "`device=\"cuda\"`");
     } else if (is_cuda_string_name(device, model)) {
@@ -114,7 +119,8 @@ class HardcodedCuda final : public Rule {
 
   void on_assign(const AssignEvent& event, RuleContext& ctx) override {
     if (!ts_node_is_null(event.value) && Syntax::get().kind(event.value) == Kind::kSubscript &&
-        ctx.text(event.value).find("LOCAL_RANK") != std::string_view::npos && mentions_local_rank(event.value, ctx.model())) {
+        ctx.text(event.value).find("LOCAL_RANK") != std::string_view::npos &&
+        mentions_local_rank(event.value, ctx.model())) {
       ctx.add_fact(kFactCudaByDesign);
       by_design_ = true;
     }
@@ -126,10 +132,11 @@ class HardcodedCuda final : public Rule {
       module_level_training_ = false;
       return;
     }
-    std::string message = uses_.front().second +
-                          " assumes a CUDA device, and the program never checks for one "
-                          "(`torch.cuda.is_available()`): it crashes on machines without a GPU; choose the device "
-                          "once, e.g. `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`, and pass it on";
+    std::string message =
+        uses_.front().second +
+        " assumes a CUDA device, and the program never checks for one "
+        "(`torch.cuda.is_available()`): it crashes on machines without a GPU; choose the device "
+        "once, e.g. `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")`, and pass it on";
     if (uses_.size() > 1) {
       message += " (" + std::to_string(uses_.size() - 1) + " more hard-coded CUDA use" + (uses_.size() > 2 ? "s" : "") +
                  " in this file)";
@@ -190,8 +197,6 @@ class HardcodedCuda final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry hardcoded_cuda_rule() {
-  return python::rule_entry<python::HardcodedCuda>(catalog_entry("TL402"));
-}
+python::RuleEntry hardcoded_cuda_rule() { return python::rule_entry<python::HardcodedCuda>(catalog_entry("TL402")); }
 
 }  // namespace torchlint

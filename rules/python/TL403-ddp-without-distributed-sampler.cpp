@@ -24,7 +24,9 @@ bool is_iterable_base(std::string_view q) {
 
 bool is_map_base(std::string_view q) {
   static const NameSet bases = {
-      "torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torchvision.datasets.VisionDataset",
+      "torch.utils.data.Dataset",
+      "torch.utils.data.dataset.Dataset",
+      "torchvision.datasets.VisionDataset",
       "torchvision.datasets.vision.VisionDataset",
   };
   return bases.contains(q);
@@ -58,7 +60,8 @@ Style dataset_style(TSNode dataset, const SemanticModel& model) {
     if (!v.type.empty()) type = v.type;
   }
   if (!type) return Style::kUnknown;
-  if (*type == "torch.utils.data.TensorDataset" || *type == "torch.utils.data.dataset.TensorDataset") return Style::kMap;
+  if (*type == "torch.utils.data.TensorDataset" || *type == "torch.utils.data.dataset.TensorDataset")
+    return Style::kMap;
   // torchvision's datasets are map-style, except the few video/iterable ones nobody shards by hand.
   if (type->starts_with("torchvision.datasets.") && type->find("Iterable") == std::string::npos) return Style::kMap;
   return class_style(*type, model);
@@ -166,12 +169,12 @@ class DdpWithoutDistributedSampler final : public Rule {
         // the single-process branch.
         if (l.conditional && distributed_sampler_) continue;
         std::string who = l.name.empty() ? "training DataLoader" : "training DataLoader `" + l.name + "`";
-        ctx.report(l.call, who + " has no `sampler` while the model is wrapped for distributed training (line " +
-                               ddp_line +
-                               "): every rank iterates the whole dataset, so each GPU repeats the others' batches "
-                               "and an epoch does world-size times the work; pass "
-                               "`sampler=DistributedSampler(dataset)`" +
-                               (l.shuffled ? " instead of `shuffle=True`" : "") + " and call `sampler.set_epoch(epoch)`");
+        ctx.report(l.call,
+                   who + " has no `sampler` while the model is wrapped for distributed training (line " + ddp_line +
+                       "): every rank iterates the whole dataset, so each GPU repeats the others' batches "
+                       "and an epoch does world-size times the work; pass "
+                       "`sampler=DistributedSampler(dataset)`" +
+                       (l.shuffled ? " instead of `shuffle=True`" : "") + " and call `sampler.set_epoch(epoch)`");
       }
     }
     loaders_.clear();

@@ -18,9 +18,9 @@ bool is_distributed_sampler(const std::optional<std::string>& q) {
 }
 
 bool is_framework(std::string_view q) {
-  for (std::string_view prefix : {"lightning.", "pytorch_lightning.", "lightning_fabric.", "accelerate.",
-                                  "transformers.Trainer", "transformers.trainer.", "transformers.Seq2SeqTrainer",
-                                  "deepspeed.", "composer.", "ignite."}) {
+  for (std::string_view prefix :
+       {"lightning.", "pytorch_lightning.", "lightning_fabric.", "accelerate.", "transformers.Trainer",
+        "transformers.trainer.", "transformers.Seq2SeqTrainer", "deepspeed.", "composer.", "ignite."}) {
     if (q.starts_with(prefix)) return true;
   }
   return false;
@@ -92,7 +92,8 @@ class SamplerSetEpochMissing final : public Rule {
     c.call = call.node;
     const Syntax& syn = Syntax::get();
     TSNode target = call.assigned_to;
-    if (!ts_node_is_null(target) && syn.kind(target) == Kind::kAttribute) target = field(target, syn.fields().attribute);
+    if (!ts_node_is_null(target) && syn.kind(target) == Kind::kAttribute)
+      target = field(target, syn.fields().attribute);
     if (!ts_node_is_null(target) && syn.kind(target) == Kind::kIdentifier) c.name = std::string(ctx.text(target));
     if (c.name.empty()) {
       Names names = enclosing_names(call.node, model);
@@ -130,10 +131,10 @@ class SamplerSetEpochMissing final : public Rule {
         std::string who = c.name.empty() ? "`DistributedSampler`" : "`DistributedSampler` `" + c.name + "`";
         std::string target = !c.name.empty() ? c.name : (c.loader.empty() ? "loader" : c.loader) + ".sampler";
         ctx.report(c.call,
-                   who + " shuffles, but `set_epoch(epoch)` is never called: the shuffle is seeded by the epoch, so "
-                         "every epoch visits the samples in the same order; call `" +
-                       target +
-                       ".set_epoch(epoch)` at the start of each epoch, before iterating the loader",
+                   who +
+                       " shuffles, but `set_epoch(epoch)` is never called: the shuffle is seeded by the epoch, so "
+                       "every epoch visits the samples in the same order; call `" +
+                       target + ".set_epoch(epoch)` at the start of each epoch, before iterating the loader",
                    std::nullopt, conditions);
       }
     }

@@ -23,7 +23,8 @@ std::string module_class_fact(std::string_view qualname) { return "torch-module-
 // eval mode: leaving them unregistered changes nothing.
 bool harmless_layer(std::string_view q) {
   nn_stack::Layer kind = nn_stack::classify_layer(q);
-  if (kind == nn_stack::Layer::kActivation || kind == nn_stack::Layer::kLegacyAct || kind == nn_stack::Layer::kSelfNormAct) {
+  if (kind == nn_stack::Layer::kActivation || kind == nn_stack::Layer::kLegacyAct ||
+      kind == nn_stack::Layer::kSelfNormAct) {
     std::string_view n = nn_stack::nn_class(q);
     return n != "PReLU";  // learnable slope
   }
@@ -99,20 +100,21 @@ class ModulesInPythonList final : public Rule {
     ClassState* state = current(m);
     if (!state) return;
     bool on_self = is_type(call.receiver, "identifier") && m.text(call.receiver) == "self";
-    if (on_self && (call.method == "add_module" || call.method == "register_module")) state->registers_dynamically = true;
+    if (on_self && (call.method == "add_module" || call.method == "register_module"))
+      state->registers_dynamically = true;
     if (call.qualname && *call.qualname == "builtins.setattr") state->registers_dynamically = true;
 
     // `self.blocks.append(Block())`, `self.heads.update({...})`
     std::string receiver_attr = self_attr(call.receiver, m);
     if (!receiver_attr.empty()) {
-      static const NameSet adders = {"append", "insert", "extend", "update", "setdefault",
-                                                                  "__setitem__"};
+      static const NameSet adders = {"append", "insert", "extend", "update", "setdefault", "__setitem__"};
       if (adders.contains(call.method) && !ts_node_is_null(call.arguments)) {
         uint32_t n = ts_node_named_child_count(call.arguments);
         for (uint32_t i = 0; i < n; ++i) {
           TSNode arg = ts_node_named_child(call.arguments, i);
           // insert(i, m) / setdefault(k, m): the index or key is not a module.
-          if ((call.method == "insert" || call.method == "setdefault" || call.method == "__setitem__") && i == 0) continue;
+          if ((call.method == "insert" || call.method == "setdefault" || call.method == "__setitem__") && i == 0)
+            continue;
           Element e = call.method == "extend" || call.method == "update" ? first_module_in(arg, m) : element(arg, m);
           if (e.module) {
             add_evidence(*state, receiver_attr, e, call.node);
@@ -145,8 +147,9 @@ class ModulesInPythonList final : public Rule {
     for (auto& [attr, c] : state.candidates) {
       if (c.has_evidence && !state.cancelled.contains(attr)) found.emplace_back(attr, c);
     }
-    std::sort(found.begin(), found.end(),
-              [](const auto& a, const auto& b) { return ts_node_start_byte(a.second.node) < ts_node_start_byte(b.second.node); });
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+      return ts_node_start_byte(a.second.node) < ts_node_start_byte(b.second.node);
+    });
     for (const auto& [attr, c] : found) {
       std::string replacement = c.container == "dict" ? "nn.ModuleDict" : "nn.ModuleList";
       std::string where = c.evidence_line ? ", added on line " + std::to_string(c.evidence_line) : "";
@@ -155,9 +158,11 @@ class ModulesInPythonList final : public Rule {
         conditions.push_back({ProjectCondition::Kind::kProjectHas, {}, c.evidence.condition, ""});
       }
       ctx.report(c.node,
-                 "`self." + attr + "` keeps modules (`" + c.evidence.type + "`" + where + ") in a plain Python " + c.container +
+                 "`self." + attr + "` keeps modules (`" + c.evidence.type + "`" + where + ") in a plain Python " +
+                     c.container +
                      ": nn.Module does not register them, so `.parameters()` (the optimizer), `.to(device)`, "
-                     "`.train()`/`.eval()` and `state_dict()` all miss them; use `" + replacement + "`",
+                     "`.train()`/`.eval()` and `state_dict()` all miss them; use `" +
+                     replacement + "`",
                  std::nullopt, std::move(conditions));
     }
   }
@@ -226,7 +231,8 @@ class ModulesInPythonList final : public Rule {
     Element out;
     if (!nn_stack::nn_class(q).empty()) {
       std::string_view n = nn_stack::nn_class(q);
-      if (n.starts_with("Parameter") || n == "Buffer" || n.ends_with("Loss") || n.starts_with("Uninitialized")) return out;
+      if (n.starts_with("Parameter") || n == "Buffer" || n.ends_with("Loss") || n.starts_with("Uninitialized"))
+        return out;
       if (harmless_layer(q)) return out;
       out.module = true;
       out.type = "nn." + std::string(n);

@@ -13,7 +13,8 @@ class MissingNormalization final : public nn_stack::StackRule {
  protected:
   void on_sequential(const CallEvent& call, const nn_stack::Stack& s, RuleContext& ctx) override {
     // Unknown blocks may normalise; SELU networks are built to need no norm layers.
-    if (s.unknown || s.reported || s.norm || s.self_norm || s.weights < kMinDepth || ctx.model().is_pytest_file()) return;
+    if (s.unknown || s.reported || s.norm || s.self_norm || s.weights < kMinDepth || ctx.model().is_pytest_file())
+      return;
     tracker_.reported_sequential(call.node, ctx.model());
     ctx.report(call.node, "`nn.Sequential` stacks " + std::to_string(s.weights) +
                               " conv/linear layers with no normalization layer: deep unnormalised stacks train slowly "

@@ -32,8 +32,10 @@ class ForwardCalledDirectly final : public Rule {
       module = !n.empty() && !n.starts_with("Parameter") && n != "Buffer" && !n.ends_with("Loss");
     }
     auto it = module_attrs_.find(key);
-    if (it == module_attrs_.end()) module_attrs_.emplace(key, module);
-    else it->second = it->second && module;  // assigned something else too: unknown
+    if (it == module_attrs_.end())
+      module_attrs_.emplace(key, module);
+    else
+      it->second = it->second && module;  // assigned something else too: unknown
   }
 
   void on_call(const CallEvent& call, RuleContext& ctx) override {
@@ -74,9 +76,11 @@ class ForwardCalledDirectly final : public Rule {
     }
     fix.edits.push_back({dot, ts_node_end_byte(call.callee), ""});
     ctx.report(call.node,
-               what + " `" + std::string(text) + "` is called through `.forward(...)`: this skips `__call__`, so "
+               what + " `" + std::string(text) +
+                   "` is called through `.forward(...)`: this skips `__call__`, so "
                    "forward/backward hooks (and the pre-hooks that FSDP, pruning and quantization rely on) never "
-                   "run; call `" + std::string(text) + "(...)` instead",
+                   "run; call `" +
+                   std::string(text) + "(...)` instead",
                std::move(fix), std::move(conditions));
   }
 

@@ -24,7 +24,8 @@ void scan(TSNode body, const SemanticModel& m, bool& calls_init, bool& calls_sel
       return false;
     }
     Kind k = syn.kind(node);
-    if ((k == Kind::kFunctionDefinition || k == Kind::kClassDefinition || k == Kind::kLambda) && depth > 0) return false;
+    if ((k == Kind::kFunctionDefinition || k == Kind::kClassDefinition || k == Kind::kLambda) && depth > 0)
+      return false;
     // `super().__init__(...)`, `Base.__init__(self)`, and `init = super().__init__`.
     if (k == Kind::kAttribute && m.text(field(node, f.attribute)) == "__init__") {
       calls_init = true;

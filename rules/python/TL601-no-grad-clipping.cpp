@@ -15,9 +15,18 @@ using namespace loop_util;
 // The layers whose training is prone to exploding gradients.
 bool is_recurrent_or_attention(std::string_view q) {
   static const NameSet layers = {
-      "torch.nn.RNN", "torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNNCell", "torch.nn.LSTMCell", "torch.nn.GRUCell",
-      "torch.nn.Transformer", "torch.nn.TransformerEncoder", "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer", "torch.nn.TransformerDecoderLayer", "torch.nn.MultiheadAttention",
+      "torch.nn.RNN",
+      "torch.nn.LSTM",
+      "torch.nn.GRU",
+      "torch.nn.RNNCell",
+      "torch.nn.LSTMCell",
+      "torch.nn.GRUCell",
+      "torch.nn.Transformer",
+      "torch.nn.TransformerEncoder",
+      "torch.nn.TransformerDecoder",
+      "torch.nn.TransformerEncoderLayer",
+      "torch.nn.TransformerDecoderLayer",
+      "torch.nn.MultiheadAttention",
   };
   return layers.contains(q);
 }
@@ -95,7 +104,8 @@ class NoGradClipping final : public Rule {
     ctx.report(anchor,
                "this loop trains `" + model_name +
                    "`, a recurrent/attention model, and the project never clips gradients: one exploding gradient "
-                   "can wreck the weights; call `torch.nn.utils.clip_grad_norm_(" + model_name +
+                   "can wreck the weights; call `torch.nn.utils.clip_grad_norm_(" +
+                   model_name +
                    ".parameters(), max_norm)` between backward() and step() (after `scaler.unscale_(optimizer)` "
                    "with AMP)",
                std::nullopt, std::move(conditions));
@@ -108,8 +118,6 @@ class NoGradClipping final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry no_grad_clipping_rule() {
-  return python::rule_entry<python::NoGradClipping>(catalog_entry("TL601"));
-}
+python::RuleEntry no_grad_clipping_rule() { return python::rule_entry<python::NoGradClipping>(catalog_entry("TL601")); }
 
 }  // namespace torchlint

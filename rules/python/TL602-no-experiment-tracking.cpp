@@ -19,16 +19,31 @@ bool is_tracking_package(std::string_view q) {
   if (dot == std::string_view::npos) return false;
   std::string_view top = q.substr(0, dot);
   static const NameSet packages = {
-      "wandb", "mlflow", "comet_ml", "neptune", "aim", "clearml", "tensorboardX", "dvclive", "swanlab",
-      "tensorboard", "visdom", "trackio", "tensorboard_logger", "sacred", "polyaxon", "guild",
+      "wandb",
+      "mlflow",
+      "comet_ml",
+      "neptune",
+      "aim",
+      "clearml",
+      "tensorboardX",
+      "dvclive",
+      "swanlab",
+      "tensorboard",
+      "visdom",
+      "trackio",
+      "tensorboard_logger",
+      "sacred",
+      "polyaxon",
+      "guild",
   };
   if (packages.contains(top)) return true;
-  static const NameSet with_loggers = {"torch", "lightning", "pytorch_lightning", "lightning_fabric", "torchnet", "ignite"};
+  static const NameSet with_loggers = {"torch",    "lightning", "pytorch_lightning", "lightning_fabric",
+                                       "torchnet", "ignite"};
   if (!with_loggers.contains(top)) return false;
   static constexpr std::string_view prefixes[] = {
-      "torch.utils.tensorboard.",   "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
-      "lightning.fabric.loggers.",  "lightning_fabric.loggers.",  "torchnet.logger.",
-      "ignite.contrib.handlers.",   "ignite.handlers.",
+      "torch.utils.tensorboard.",  "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
+      "lightning.fabric.loggers.", "lightning_fabric.loggers.",  "torchnet.logger.",
+      "ignite.contrib.handlers.",  "ignite.handlers.",
   };
   for (auto p : prefixes) {
     if (q.starts_with(p)) return true;
@@ -77,7 +92,6 @@ class NoExperimentTracking final : public Rule {
     }
   }
 
-
   void on_module_end(RuleContext& ctx) override {
     const SemanticModel& model = ctx.model();
     if (model.is_pytest_file() || is_benchmark(model.module_name())) return;
@@ -106,7 +120,8 @@ class NoExperimentTracking final : public Rule {
                 {K::kReachableLacks, roots, "tracks-metrics", "log"},
                 // Style transfer and adversarial examples optimise a copy of an input: the
                 // result is that tensor, and there is no model whose training curves matter.
-                {.kind = K::kProjectLacks, .fact = std::string(kOptimizesInputs),
+                {.kind = K::kProjectLacks,
+                 .fact = std::string(kOptimizesInputs),
                  .unless = std::string(kOptimizesParameters)}});
   }
 
@@ -140,8 +155,8 @@ class NoExperimentTracking final : public Rule {
     for (uint32_t i = 0; i < n; ++i) {
       TSNode element = ts_node_named_child(params, i);
       std::string_view text = ctx.text(element);
-      bool copy = syn.kind(element) == Kind::kIdentifier ? input_copies_.contains(std::string(text))
-                                                           : is_input_copy(text);
+      bool copy =
+          syn.kind(element) == Kind::kIdentifier ? input_copies_.contains(std::string(text)) : is_input_copy(text);
       if (!copy) return false;
     }
     return true;
@@ -164,8 +179,8 @@ class NoExperimentTracking final : public Rule {
       }
     }
     static const NameSet methods = {
-        "add_scalar", "add_scalars", "log_metrics", "log_metric", "log_scalar", "log_scalars", "init_trackers",
-        "to_csv", "log_dict",
+        "add_scalar",  "add_scalars",   "log_metrics", "log_metric", "log_scalar",
+        "log_scalars", "init_trackers", "to_csv",      "log_dict",
     };
     if (methods.contains(call.method)) return true;
     // `f.write(json.dumps(log_stats) + "\n")` every epoch: a JSON-lines metrics log (once,

@@ -27,8 +27,8 @@ bool used_as_own_name(std::string_view src) {
     size_t before = at;
     while (before > 0 && is_space(src[before - 1])) --before;
     char prev = before > 0 ? src[before - 1] : '\n';
-    if (prev == '.' && !assigned) return true;                     // read: `args.require_grad`
-    if ((prev == '(' || prev == ',') && assigned) return true;     // `f(require_grad=...)`, `def f(x, require_grad=True)`
+    if (prev == '.' && !assigned) return true;                  // read: `args.require_grad`
+    if ((prev == '(' || prev == ',') && assigned) return true;  // `f(require_grad=...)`, `def f(x, require_grad=True)`
   }
   return false;
 }

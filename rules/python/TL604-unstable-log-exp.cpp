@@ -65,11 +65,13 @@ class UnstableLogExp final : public Rule {
     if (*call.qualname == "torch.log") {
       Binary b = binary(arg, ctx);
       if (b.op == "+" && (is_one(b.left, ctx) || is_one(b.right, ctx))) {
-        ctx.report(call.node, "`torch.log(1 + x)` loses the precision of small `x` (1 + x rounds to 1); use "
-                              "`torch.log1p(x)`");
+        ctx.report(call.node,
+                   "`torch.log(1 + x)` loses the precision of small `x` (1 + x rounds to 1); use "
+                   "`torch.log1p(x)`");
       } else if (calls(arg, "torch.sum", ctx) && logsumexp_dim(arg, ctx)) {
-        ctx.report(call.node, "`torch.log(torch.sum(torch.exp(x), dim))` overflows for large `x` and underflows for "
-                              "very negative `x`; use `torch.logsumexp(x, dim)`, which subtracts the maximum first");
+        ctx.report(call.node,
+                   "`torch.log(torch.sum(torch.exp(x), dim))` overflows for large `x` and underflows for "
+                   "very negative `x`; use `torch.logsumexp(x, dim)`, which subtracts the maximum first");
       }
     } else if (*call.qualname == "torch.exp") {
       // `torch.exp(x) - 1`: the call is the left operand of a subtraction of one.
@@ -79,8 +81,9 @@ class UnstableLogExp final : public Rule {
       }
       Binary b = binary(parent, ctx);
       if (b.op == "-" && ts_node_eq(unparenthesized(b.left), call.node) && is_one(b.right, ctx)) {
-        ctx.report(parent, "`torch.exp(x) - 1` loses the precision of small `x` (exp(x) rounds to 1); use "
-                           "`torch.expm1(x)`");
+        ctx.report(parent,
+                   "`torch.exp(x) - 1` loses the precision of small `x` (exp(x) rounds to 1); use "
+                   "`torch.expm1(x)`");
       }
     }
   }
@@ -98,8 +101,6 @@ class UnstableLogExp final : public Rule {
 }  // namespace
 }  // namespace python
 
-python::RuleEntry unstable_log_exp_rule() {
-  return python::rule_entry<python::UnstableLogExp>(catalog_entry("TL604"));
-}
+python::RuleEntry unstable_log_exp_rule() { return python::rule_entry<python::UnstableLogExp>(catalog_entry("TL604")); }
 
 }  // namespace torchlint

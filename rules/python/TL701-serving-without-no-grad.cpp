@@ -68,12 +68,10 @@ class ServingWithoutNoGrad final : public Rule {
     using K = ProjectCondition::Kind;
     for (const auto& [node, callee] : p.helpers) {
       std::string shown(last_component(callee));
-      ctx.report(node,
-                 "request handler `" + fn.name + "` calls `" + shown +
-                     "`, which runs a model outside no_grad" + advice,
-                 std::nullopt,
-                 {{K::kReachableHas, {callee}, "forward-with-grad", ""},
-                  {K::kReachableLacks, {callee}, "disables-grad", ""}});
+      ctx.report(
+          node, "request handler `" + fn.name + "` calls `" + shown + "`, which runs a model outside no_grad" + advice,
+          std::nullopt,
+          {{K::kReachableHas, {callee}, "forward-with-grad", ""}, {K::kReachableLacks, {callee}, "disables-grad", ""}});
     }
   }
 

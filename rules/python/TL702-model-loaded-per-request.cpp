@@ -14,9 +14,15 @@ std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
   if (!call.qualname) return {};
   const std::string& q = *call.qualname;
   static const NameSet loaders = {
-      api::kTorchLoad, "torch.jit.load", "torch.jit._serialization.load", "torch.hub.load",
-      "torch.hub.load_state_dict_from_url", "transformers.pipeline", "sentence_transformers.SentenceTransformer",
-      "safetensors.torch.load_file", "torch.export.load",
+      api::kTorchLoad,
+      "torch.jit.load",
+      "torch.jit._serialization.load",
+      "torch.hub.load",
+      "torch.hub.load_state_dict_from_url",
+      "transformers.pipeline",
+      "sentence_transformers.SentenceTransformer",
+      "safetensors.torch.load_file",
+      "torch.export.load",
   };
   if (loaders.contains(q)) return std::string(q == api::kTorchLoad ? "torch.load" : q);
   if (q.ends_with(".from_pretrained")) {
@@ -25,16 +31,19 @@ std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
   }
   if (q == "timm.create_model") {
     TSNode pretrained = call.keyword("pretrained", ctx.model().source());
-    if (!ts_node_is_null(pretrained) && Syntax::get().kind(pretrained) == Kind::kTrue) return "timm.create_model(pretrained=True)";
+    if (!ts_node_is_null(pretrained) && Syntax::get().kind(pretrained) == Kind::kTrue)
+      return "timm.create_model(pretrained=True)";
   }
   return {};
 }
 
 bool is_cache_decorator(std::string_view q) {
   static const NameSet caches = {
-      "functools.lru_cache", "functools.cache", "functools.cached_property", "cachetools.cached",
-      "cachetools.func.lru_cache", "cachetools.func.ttl_cache", "async_lru.alru_cache", "streamlit.cache_resource",
-      "streamlit.cache", "streamlit.experimental_singleton",
+      "functools.lru_cache",       "functools.cache",
+      "functools.cached_property", "cachetools.cached",
+      "cachetools.func.lru_cache", "cachetools.func.ttl_cache",
+      "async_lru.alru_cache",      "streamlit.cache_resource",
+      "streamlit.cache",           "streamlit.experimental_singleton",
   };
   return caches.contains(q);
 }

@@ -53,7 +53,8 @@ Creation classify(TSNode value, const SemanticModel& model) {
     if (syn.kind(callee) == Kind::kAttribute) {
       std::string_view method = model.text(field(callee, f.attribute));
       TSNode args = field(value, f.arguments);
-      TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+      TSNode first =
+          ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
       if (method == "eval" || (method == "train" && !ts_node_is_null(first) && syn.kind(first) == Kind::kFalse)) {
         c.source = Source::kEval;
         return c;
@@ -76,7 +77,8 @@ Creation classify(TSNode value, const SemanticModel& model) {
     if (model.infer_value(value).kind == ValueKind::kModel) {
       c.source = Source::kModel;
       TSNode args = field(value, f.arguments);
-      TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+      TSNode first =
+          ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
       if (!ts_node_is_null(first) && syn.kind(first) == Kind::kIdentifier) c.inner = std::string(model.text(first));
       return c;
     }
@@ -214,8 +216,8 @@ class ServingWithoutEval final : public Rule {
                  "`" + s.target + "` serves requests (`" + s.handler_name + "`, line " +
                      std::to_string(ts_node_start_point(s.call).row + 1) +
                      ") but is never put in eval mode: dropout stays active and batch norm uses per-request "
-                     "batch statistics, so answers are random and depend on the batch; call `" + s.target +
-                     ".eval()` once after loading",
+                     "batch statistics, so answers are random and depend on the batch; call `" +
+                     s.target + ".eval()` once after loading",
                  std::nullopt, std::move(conditions));
     }
     served_.clear();

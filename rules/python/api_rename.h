@@ -30,11 +30,13 @@ inline std::optional<Fix> callee_fix(TSNode callee, std::string_view replacement
   fix.message = "Use `" + std::string(replacement) + "`";
   auto module = model.resolve_qualified_name(object);
   if (module && *module == parent_of(replacement)) {
-    fix.edits.push_back({ts_node_start_byte(attribute), ts_node_end_byte(attribute), std::string(last_of(replacement))});
+    fix.edits.push_back(
+        {ts_node_start_byte(attribute), ts_node_end_byte(attribute), std::string(last_of(replacement))});
     return fix;
   }
   const Binding* torch = model.lookup("torch");
-  if (replacement.starts_with("torch.") && torch && torch->kind == BindingKind::kImport && torch->qualified_name == "torch") {
+  if (replacement.starts_with("torch.") && torch && torch->kind == BindingKind::kImport &&
+      torch->qualified_name == "torch") {
     fix.edits.push_back({ts_node_start_byte(callee), ts_node_end_byte(callee), std::string(replacement)});
     return fix;
   }
@@ -47,10 +49,12 @@ inline std::optional<Fix> callee_fix(TSNode callee, std::string_view replacement
 // name is rewritten whole, keeping the name the file uses (`from torch import ger` ->
 // `from torch import outer as ger`). `replacement_of` answers for one imported qualified
 // name; the statement's first name carries the fix.
-inline std::optional<Fix> from_import_fix(const ImportEvent& event, const SemanticModel& model,
-                                          const std::function<std::optional<std::string>(const std::string&)>& replacement_of) {
+inline std::optional<Fix> from_import_fix(
+    const ImportEvent& event, const SemanticModel& model,
+    const std::function<std::optional<std::string>(const std::string&)>& replacement_of) {
   const Syntax& syn = Syntax::get();
-  if (!event.is_from || ts_node_is_null(event.module) || syn.kind(event.module) != Kind::kDottedName) return std::nullopt;
+  if (!event.is_from || ts_node_is_null(event.module) || syn.kind(event.module) != Kind::kDottedName)
+    return std::nullopt;
   std::string module(model.text(event.module));
   std::string new_module, single;
   TSNode first{};

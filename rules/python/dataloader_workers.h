@@ -16,7 +16,8 @@ inline bool is_tool_directive(std::string_view comment) {
   size_t i = comment.find_first_not_of("# \t");
   if (i == std::string_view::npos) return true;
   std::string_view body = comment.substr(i);
-  for (std::string_view d : {"noqa", "NOQA", "type:", "pylint:", "pragma", "fmt:", "torchlint:", "expect:", "nosec", "isort:"}) {
+  for (std::string_view d :
+       {"noqa", "NOQA", "type:", "pylint:", "pragma", "fmt:", "torchlint:", "expect:", "nosec", "isort:"}) {
     if (body.starts_with(d)) return true;
   }
   return false;
@@ -48,7 +49,6 @@ inline bool explained(const CallEvent& call, const SemanticModel& model) {
   return false;
 }
 
-
 // The loaders that load in the main process (no `num_workers`, or a literal 0 nobody
 // explained). TL201 reports the training loaders among them; TL211 (opt-in) the others,
 // the loaders TL201 can tell are not for training.
@@ -78,8 +78,7 @@ class DataloaderWorkers final : public Rule {
                 ": batches load in the main process, one at a time between the steps that use them; worker "
                 "processes would prepare the next ones in parallel";
     }
-    tracker_.consider(call, ctx, std::move(message),
-                      std::move(conditions));
+    tracker_.consider(call, ctx, std::move(message), std::move(conditions));
   }
 
   // `collator = DataCollatorWithPadding(tokenizer)`, then `collate_fn=collator`.
@@ -97,11 +96,12 @@ class DataloaderWorkers final : public Rule {
     collators_.erase(name);
   }
 
-
   void on_loop_end(const LoopState& loop, RuleContext& ctx) override { tracker_.on_loop_end(loop, ctx); }
   void on_module_end(RuleContext& ctx) override {
-    if constexpr (kTraining) tracker_.report(ctx);
-    else tracker_.report_not_training(ctx);
+    if constexpr (kTraining)
+      tracker_.report(ctx);
+    else
+      tracker_.report_not_training(ctx);
   }
 
  private:
@@ -109,8 +109,8 @@ class DataloaderWorkers final : public Rule {
   // already in memory: a `TensorDataset`, or a project dataset class whose `__getitem__`
   // just indexes its own attributes (decided by the project pass, `conditions`).
   static bool is_text_collator(std::string_view q) {
-    return q.starts_with("transformers.") && (q.find("DataCollator") != std::string_view::npos ||
-                                              q.ends_with("default_data_collator"));
+    return q.starts_with("transformers.") &&
+           (q.find("DataCollator") != std::string_view::npos || q.ends_with("default_data_collator"));
   }
 
   bool in_memory(const CallEvent& call, RuleContext& ctx, std::vector<ProjectCondition>& conditions) const {
@@ -132,8 +132,8 @@ class DataloaderWorkers final : public Rule {
     ValueInfo v = ctx.model().infer_value(dataset);
     if (v.kind == ValueKind::kInMemoryDataset) return true;
     if (v.kind == ValueKind::kInstance && !v.type.empty()) {
-      conditions.push_back({ProjectCondition::Kind::kReachableLacks, {v.type + ".__getitem__"},
-                            kItemsInMemoryFact, ""});
+      conditions.push_back(
+          {ProjectCondition::Kind::kReachableLacks, {v.type + ".__getitem__"}, kItemsInMemoryFact, ""});
     }
     return false;
   }

@@ -10,9 +10,9 @@ namespace torchlint::python::dataset_util {
 
 inline bool is_dataset_base(std::string_view q) {
   static const NameSet bases = {
-      "torch.utils.data.Dataset",          "torch.utils.data.dataset.Dataset",
-      "torch.utils.data.IterableDataset",  "torch.utils.data.dataset.IterableDataset",
-      "torch.utils.data.TensorDataset",    "torch.utils.data.dataset.TensorDataset",
+      "torch.utils.data.Dataset",           "torch.utils.data.dataset.Dataset",
+      "torch.utils.data.IterableDataset",   "torch.utils.data.dataset.IterableDataset",
+      "torch.utils.data.TensorDataset",     "torch.utils.data.dataset.TensorDataset",
       "torchvision.datasets.VisionDataset", "torchvision.datasets.vision.VisionDataset",
   };
   return bases.contains(q);

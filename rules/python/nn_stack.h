@@ -56,8 +56,20 @@ enum class Layer : uint8_t {
 // stack of several, so these are also those rules' kTriggers: a block class defined in the
 // file is as deep as the weight layers in it, and a block from elsewhere is unknown.
 inline constexpr std::string_view kWeightLayers[] = {
-    "Linear", "LazyLinear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+    "Linear",
+    "LazyLinear",
+    "Bilinear",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
     "LazyConvTranspose3d",
 };
 
@@ -66,26 +78,70 @@ inline Layer classify_layer(std::string_view q) {
   if (n.empty()) return Layer::kUnknown;
   static const NameSet weights(kWeightLayers);
   static const NameSet norms = {
-      "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-      "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-      "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "RMSNorm", "LocalResponseNorm",
-      "CrossMapLRN2d",
+      "BatchNorm1d",     "BatchNorm2d",       "BatchNorm3d",        "LazyBatchNorm1d",    "LazyBatchNorm2d",
+      "LazyBatchNorm3d", "SyncBatchNorm",     "LayerNorm",          "GroupNorm",          "InstanceNorm1d",
+      "InstanceNorm2d",  "InstanceNorm3d",    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+      "RMSNorm",         "LocalResponseNorm", "CrossMapLRN2d",
   };
   static const NameSet activations = {
-      "ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "CELU", "GELU", "SiLU", "Mish", "Softmax",
-      "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid",
-      "Hardshrink", "Softshrink", "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
+      "ReLU",       "ReLU6",      "LeakyReLU", "PReLU",     "RReLU",       "ELU",        "CELU",
+      "GELU",       "SiLU",       "Mish",      "Softmax",   "Softmax2d",   "LogSoftmax", "Softmin",
+      "Softplus",   "Softsign",   "Hardtanh",  "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
+      "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
   };
   static const NameSet neutral = {
-      "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "Identity",
-      "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-      "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-      "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d",
-      "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
-      "ChannelShuffle", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-      "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-      "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Embedding", "EmbeddingBag",
-      "LSTM", "GRU", "RNN",
+      "Dropout",
+      "Dropout1d",
+      "Dropout2d",
+      "Dropout3d",
+      "AlphaDropout",
+      "FeatureAlphaDropout",
+      "Identity",
+      "Flatten",
+      "Unflatten",
+      "MaxPool1d",
+      "MaxPool2d",
+      "MaxPool3d",
+      "AvgPool1d",
+      "AvgPool2d",
+      "AvgPool3d",
+      "AdaptiveAvgPool1d",
+      "AdaptiveAvgPool2d",
+      "AdaptiveAvgPool3d",
+      "AdaptiveMaxPool1d",
+      "AdaptiveMaxPool2d",
+      "AdaptiveMaxPool3d",
+      "LPPool1d",
+      "LPPool2d",
+      "LPPool3d",
+      "FractionalMaxPool2d",
+      "FractionalMaxPool3d",
+      "Upsample",
+      "UpsamplingNearest2d",
+      "UpsamplingBilinear2d",
+      "PixelShuffle",
+      "PixelUnshuffle",
+      "ChannelShuffle",
+      "ZeroPad1d",
+      "ZeroPad2d",
+      "ZeroPad3d",
+      "ConstantPad1d",
+      "ConstantPad2d",
+      "ConstantPad3d",
+      "ReflectionPad1d",
+      "ReflectionPad2d",
+      "ReflectionPad3d",
+      "ReplicationPad1d",
+      "ReplicationPad2d",
+      "ReplicationPad3d",
+      "CircularPad1d",
+      "CircularPad2d",
+      "CircularPad3d",
+      "Embedding",
+      "EmbeddingBag",
+      "LSTM",
+      "GRU",
+      "RNN",
   };
   if (weights.contains(n)) return Layer::kWeight;
   if (norms.contains(n)) return Layer::kNorm;
@@ -114,9 +170,9 @@ struct Stack {
   int weights = 0;
   bool norm = false;
   bool self_norm = false;
-  bool skip = false;     // holds a block with a skip connection
-  bool unknown = false;  // holds something torchlint cannot see into
-  bool reported = false; // holds a stack the rule already reported
+  bool skip = false;      // holds a block with a skip connection
+  bool unknown = false;   // holds something torchlint cannot see into
+  bool reported = false;  // holds a stack the rule already reported
   std::vector<Leaf> leaves;
 
   void append(const Stack& s) {
@@ -186,25 +242,49 @@ inline CallCat categorize(const std::optional<std::string>& qualname) {
   if (!qualname) return CallCat::kNoName;
   std::string_view q = *qualname;
   static const NameSet joins = {
-      "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
-      "torch.dstack", "torch.column_stack", "torch.add", "builtins.sum", "torch.sum", "torch.addcmul",
+      "torch.cat",    "torch.concat",       "torch.concatenate", "torch.stack",  "torch.hstack", "torch.vstack",
+      "torch.dstack", "torch.column_stack", "torch.add",         "builtins.sum", "torch.sum",    "torch.addcmul",
   };
   static const NameSet norm_fns = {
-      "torch.nn.functional.batch_norm", "torch.nn.functional.layer_norm", "torch.nn.functional.group_norm",
-      "torch.nn.functional.instance_norm", "torch.nn.functional.normalize", "torch.nn.functional.rms_norm",
-      "torch.nn.functional.local_response_norm", "torch.batch_norm", "torch.layer_norm", "torch.group_norm",
-      "torch.instance_norm", "torch.rms_norm", "torch.native_layer_norm", "torch.native_batch_norm",
+      "torch.nn.functional.batch_norm",
+      "torch.nn.functional.layer_norm",
+      "torch.nn.functional.group_norm",
+      "torch.nn.functional.instance_norm",
+      "torch.nn.functional.normalize",
+      "torch.nn.functional.rms_norm",
+      "torch.nn.functional.local_response_norm",
+      "torch.batch_norm",
+      "torch.layer_norm",
+      "torch.group_norm",
+      "torch.instance_norm",
+      "torch.rms_norm",
+      "torch.native_layer_norm",
+      "torch.native_batch_norm",
       // hand-written normalization: statistics of the activations
-      "torch.std", "torch.var", "torch.var_mean", "torch.std_mean", "torch.rsqrt", "torch.norm",
-      "torch.linalg.norm", "torch.linalg.vector_norm",
+      "torch.std",
+      "torch.var",
+      "torch.var_mean",
+      "torch.std_mean",
+      "torch.rsqrt",
+      "torch.norm",
+      "torch.linalg.norm",
+      "torch.linalg.vector_norm",
   };
   static const NameSet legacy = {
       "torch.sigmoid", "torch.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.special.expit",
   };
   static const NameSet shape = {
-      "torch.flatten", "torch.reshape", "torch.squeeze", "torch.unsqueeze", "torch.transpose", "torch.permute",
-      "torch.nn.functional.dropout", "torch.nn.functional.dropout1d", "torch.nn.functional.dropout2d",
-      "torch.nn.functional.dropout3d", "torch.nn.functional.alpha_dropout",
+      "torch.flatten",
+      "torch.reshape",
+      "torch.squeeze",
+      "torch.unsqueeze",
+      "torch.transpose",
+      "torch.permute",
+      "torch.nn.functional.dropout",
+      "torch.nn.functional.dropout1d",
+      "torch.nn.functional.dropout2d",
+      "torch.nn.functional.dropout3d",
+      "torch.nn.functional.alpha_dropout",
   };
   if (joins.contains(q)) return CallCat::kJoin;
   if (norm_fns.contains(q) || is_weight_norm_wrapper(q)) return CallCat::kNormFn;
@@ -231,13 +311,15 @@ inline bool call_returns_non_module(std::string_view s) {
       s == "torch.nn.UninitializedParameter" || s == "torch.nn.ParameterList" || s == "torch.nn.ParameterDict") {
     return true;
   }
-  if (s.starts_with("torch.nn.") || s.starts_with("torch.jit.") || s.starts_with("torch.hub.") || s == "torch.compile") {
+  if (s.starts_with("torch.nn.") || s.starts_with("torch.jit.") || s.starts_with("torch.hub.") ||
+      s == "torch.compile") {
     return s.starts_with("torch.nn.functional.") || s.starts_with("torch.nn.init.");
   }
   if (s.starts_with("torch.")) return true;
   static const NameSet value_packages = {
-      "builtins", "math", "numpy", "random", "os", "sys", "re", "json", "time", "datetime", "logging",
-      "pathlib", "collections", "itertools", "typing", "dataclasses", "warnings", "argparse", "string",
+      "builtins", "math",        "numpy",    "random",   "os",      "sys",         "re",
+      "json",     "time",        "datetime", "logging",  "pathlib", "collections", "itertools",
+      "typing",   "dataclasses", "warnings", "argparse", "string",
   };
   return value_packages.contains(s.substr(0, s.find('.')));
 }
@@ -259,7 +341,8 @@ class Tracker {
       s.unknown = true;
       return s;
     }
-    if (is_type(expr, "parenthesized_expression")) return summarize(ts_node_named_child(expr, 0), m, mark_nested, depth + 1);
+    if (is_type(expr, "parenthesized_expression"))
+      return summarize(ts_node_named_child(expr, 0), m, mark_nested, depth + 1);
     if (is_type(expr, "conditional_expression") && ts_node_named_child_count(expr) == 3) {
       TSNode a = ts_node_named_child(expr, 0), b = ts_node_named_child(expr, 2);
       if (is_type(a, "none")) return summarize(b, m, mark_nested, depth + 1);
@@ -393,7 +476,8 @@ class Tracker {
       bool is_first = first;
       first = false;
       if (is_type(st, "comment")) continue;
-      if (is_type(st, "expression_statement") && is_type(ts_node_named_child(st, 0), "string") && ts_node_is_null(ret) && is_first) {
+      if (is_type(st, "expression_statement") && is_type(ts_node_named_child(st, 0), "string") &&
+          ts_node_is_null(ret) && is_first) {
         continue;  // docstring
       }
       if (!ts_node_is_null(ret) || !is_type(st, "return_statement")) return;
@@ -420,15 +504,17 @@ class Tracker {
     calls_[start_of(call.node)] = cat;
     if (cat == CallCat::kNormFn) acc->functional_norm = true;
     // Submodules registered by name are beyond the attribute summaries.
-    bool on_self = !ts_node_is_null(call.receiver) && is_type(call.receiver, "identifier") && m.text(call.receiver) == "self";
+    bool on_self =
+        !ts_node_is_null(call.receiver) && is_type(call.receiver, "identifier") && m.text(call.receiver) == "self";
     if (on_self && (call.method == "add_module" || call.method == "register_module")) acc->dynamic = true;
-    if (call.qualname && (*call.qualname == "builtins.setattr" || *call.qualname == "builtins.vars")) acc->dynamic = true;
+    if (call.qualname && (*call.qualname == "builtins.setattr" || *call.qualname == "builtins.vars"))
+      acc->dynamic = true;
     // `self.blocks.append(...)`: the attribute's final contents are not its assignment.
     if (!ts_node_is_null(call.receiver) && is_type(call.receiver, "attribute")) {
       TSNode obj = child_by(call.receiver, "object");
       if (is_type(obj, "identifier") && m.text(obj) == "self") {
-        static const NameSet mutators = {
-            "append", "extend", "insert", "update", "__setitem__", "setdefault", "add", "add_module", "register_module"};
+        static const NameSet mutators = {"append",     "extend", "insert",     "update",         "__setitem__",
+                                         "setdefault", "add",    "add_module", "register_module"};
         if (mutators.contains(call.method) && adds_module(call, m)) {
           std::string name(m.text(child_by(call.receiver, "attribute")));
           acc->attrs[name].kind = AttrKind::kUnknownModule;
@@ -486,12 +572,12 @@ class Tracker {
   struct ClassFlow {
     bool analysed = false;  // forward understood
     bool plain_bases = false;
-    int depth = 0;          // longest chain of weight layers through forward
-    bool join = false;      // forward adds, concatenates or stacks values
+    int depth = 0;                 // longest chain of weight layers through forward
+    bool join = false;             // forward adds, concatenates or stacks values
     bool inherits_report = false;  // runs a stack or block the rule already reported
-    bool any_norm = false;  // a norm layer attribute, or functional normalization
+    bool any_norm = false;         // a norm layer attribute, or functional normalization
     bool self_norm = false;
-    bool unknown_modules = false;  // submodules torchlint cannot see into
+    bool unknown_modules = false;          // submodules torchlint cannot see into
     std::vector<LegacyUse> hidden_legacy;  // legacy activations feeding weight layers (not gates)
     ClassAcc* acc = nullptr;
   };
@@ -503,8 +589,19 @@ class Tracker {
     Attr a;
     if (ts_node_is_null(v)) return a;
     static const NameSet values = {
-        "integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis",
-        "binary_operator", "unary_operator", "comparison_operator", "boolean_operator", "not_operator",
+        "integer",
+        "float",
+        "string",
+        "concatenated_string",
+        "true",
+        "false",
+        "none",
+        "ellipsis",
+        "binary_operator",
+        "unary_operator",
+        "comparison_operator",
+        "boolean_operator",
+        "not_operator",
     };
     std::string_view type = ts_node_type(v);
     if (values.contains(type)) return a;
@@ -537,9 +634,9 @@ class Tracker {
     TSNode callee = child_by(call, "function");
     if (!is_type(callee, "attribute")) return false;
     static const NameSet value_methods = {
-        "float", "bool", "long", "int", "half", "double", "clone", "detach", "view", "reshape", "unsqueeze",
-        "squeeze", "contiguous", "numpy", "item", "tolist", "split", "format", "strip", "lower", "upper",
-        "keys", "values", "items", "get", "join", "replace", "sum", "mean",
+        "float",     "bool",    "long",       "int",   "half", "double", "clone",   "detach", "view",  "reshape",
+        "unsqueeze", "squeeze", "contiguous", "numpy", "item", "tolist", "split",   "format", "strip", "lower",
+        "upper",     "keys",    "values",     "items", "get",  "join",   "replace", "sum",    "mean",
     };
     return value_methods.contains(m.text(child_by(callee, "attribute")));
   }
@@ -588,9 +685,9 @@ class Tracker {
 // The forward dataflow.
 
 struct Value {
-  int depth = 0;                  // weight layers applied along the way
-  std::vector<uint64_t> legacy;   // legacy activations this value is the output of
-  const Stack* layer = nullptr;   // a loop variable over a container attribute
+  int depth = 0;                 // weight layers applied along the way
+  std::vector<uint64_t> legacy;  // legacy activations this value is the output of
+  const Stack* layer = nullptr;  // a loop variable over a container attribute
 };
 
 inline Value merge(const Value& a, const Value& b) {
@@ -637,9 +734,12 @@ class Interp {
       TSNode p = ts_node_named_child(params, i);
       std::string_view type = ts_node_type(p);
       TSNode name_node{};
-      if (type == "identifier") name_node = p;
-      else if (type == "typed_parameter") name_node = ts_node_named_child(p, 0);
-      else if (type == "default_parameter" || type == "typed_default_parameter") name_node = child_by(p, "name");
+      if (type == "identifier")
+        name_node = p;
+      else if (type == "typed_parameter")
+        name_node = ts_node_named_child(p, 0);
+      else if (type == "default_parameter" || type == "typed_default_parameter")
+        name_node = child_by(p, "name");
       else if (type == "list_splat_pattern" || type == "dictionary_splat_pattern") {
         if (!positional.empty() || !keyword_args.empty()) ok = false;  // spread arguments: not followed
         continue;
@@ -947,9 +1047,9 @@ class Interp {
       Value in = merge(recv, eval_args(args, env, nullptr, nullptr));
       std::string_view method = m_.text(child_by(callee, "attribute"));
       static const NameSet shape = {
-          "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
-          "float", "half", "double", "to", "type_as", "clone", "view_as", "reshape_as", "expand", "expand_as",
-          "chunk", "split", "unbind", "narrow",
+          "view",   "reshape",   "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
+          "float",  "half",      "double",  "to",      "type_as",   "clone",   "view_as",   "reshape_as",
+          "expand", "expand_as", "chunk",   "split",   "unbind",    "narrow",
       };
       Value out;
       out.depth = in.depth;
@@ -974,17 +1074,26 @@ class Interp {
     Value out;
     out.depth = in.depth;
     switch (cat) {
-      case CallCat::kJoin: join = true; break;
-      case CallCat::kNormFn: functional_norm = true; break;
+      case CallCat::kJoin:
+        join = true;
+        break;
+      case CallCat::kNormFn:
+        functional_norm = true;
+        break;
       case CallCat::kLegacy: {
         out.legacy.push_back(start_of(call));
         auto q = m_.resolve_qualified_name(callee);
         acts[start_of(call)] = {call, q && q->ends_with("tanh") ? "Tanh" : "Sigmoid"};
         break;
       }
-      case CallCat::kMul: mark(gating, in); break;
-      case CallCat::kShape: out.legacy = in.legacy; break;
-      case CallCat::kPure: break;
+      case CallCat::kMul:
+        mark(gating, in);
+        break;
+      case CallCat::kShape:
+        out.legacy = in.legacy;
+        break;
+      case CallCat::kPure:
+        break;
       case CallCat::kUnknown:
       case CallCat::kNoName:
         ok = false;
@@ -1031,8 +1140,8 @@ class Interp {
       }
       return v;
     }
-    if (type == "parenthesized_expression" || type == "unary_operator" || type == "not_operator" || type == "keyword_argument" ||
-        type == "list_splat" || type == "dictionary_splat" || type == "await") {
+    if (type == "parenthesized_expression" || type == "unary_operator" || type == "not_operator" ||
+        type == "keyword_argument" || type == "list_splat" || type == "dictionary_splat" || type == "await") {
       if (type == "await") {
         ok = false;
         return {};
@@ -1055,8 +1164,7 @@ class Interp {
       return v;
     }
     static const NameSet literals = {
-        "integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis", "comment",
-        "slice",
+        "integer", "float", "string", "concatenated_string", "true", "false", "none", "ellipsis", "comment", "slice",
     };
     if (literals.contains(type)) return {};
     ok = false;  // comprehensions, lambdas, walrus: beyond this dataflow

@@ -120,7 +120,8 @@ inline std::vector<IterationEvent> iteration(const LoopState& loop, const Nested
     IterationEvent ie;
     ie.event = &e;
     ie.nested = !ts_node_is_null(nested.nested_in(loop.node, e.node));
-    if (!ie.nested && !e.conditional && loop.guarded[i] < 0) loop.guarded[i] = guarded_within(e.node, loop.node) ? 1 : 0;
+    if (!ie.nested && !e.conditional && loop.guarded[i] < 0)
+      loop.guarded[i] = guarded_within(e.node, loop.node) ? 1 : 0;
     ie.guarded = !ie.nested && (e.conditional || loop.guarded[i] == 1);
     out.push_back(ie);
   }
@@ -155,7 +156,8 @@ inline TSNode backward_loss(const LoopEvent& e) {
   TSNode object = field(callee, f.object);
   if (is_type(object, "call")) {
     TSNode inner_args = field(object, f.arguments);
-    if (!ts_node_is_null(inner_args) && ts_node_named_child_count(inner_args) > 0) return ts_node_named_child(inner_args, 0);
+    if (!ts_node_is_null(inner_args) && ts_node_named_child_count(inner_args) > 0)
+      return ts_node_named_child(inner_args, 0);
   }
   return object;
 }
@@ -222,11 +224,27 @@ inline bool is_loss_function(std::string_view qualname) {
   if (!qualname.starts_with("torch.nn.functional.")) return false;
   std::string_view fn = qualname.substr(20);
   static const NameSet losses = {
-      "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-      "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "ctc_loss", "cosine_embedding_loss",
-      "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
-      "gaussian_nll_loss", "hinge_embedding_loss", "multilabel_margin_loss", "soft_margin_loss",
-      "multi_margin_loss", "multilabel_soft_margin_loss",
+      "cross_entropy",
+      "nll_loss",
+      "binary_cross_entropy",
+      "binary_cross_entropy_with_logits",
+      "kl_div",
+      "mse_loss",
+      "l1_loss",
+      "smooth_l1_loss",
+      "huber_loss",
+      "ctc_loss",
+      "cosine_embedding_loss",
+      "margin_ranking_loss",
+      "triplet_margin_loss",
+      "triplet_margin_with_distance_loss",
+      "poisson_nll_loss",
+      "gaussian_nll_loss",
+      "hinge_embedding_loss",
+      "multilabel_margin_loss",
+      "soft_margin_loss",
+      "multi_margin_loss",
+      "multilabel_soft_margin_loss",
   };
   return losses.contains(fn);
 }
@@ -296,7 +314,8 @@ class TensorNames final : public Analysis {
       // outputs["loss"] of a Hugging Face model
       TSNode index = ts_node_named_child(expr, 1);
       std::string_view literal;
-      if (o == Origin::kOutput && string_literal_value(index, model.source(), literal) && literal.find("loss") != std::string_view::npos) {
+      if (o == Origin::kOutput && string_literal_value(index, model.source(), literal) &&
+          literal.find("loss") != std::string_view::npos) {
         return Origin::kLoss;
       }
       return o == Origin::kPython ? Origin::kUnknown : o;
@@ -304,8 +323,10 @@ class TensorNames final : public Analysis {
     if (k == Kind::kAttribute) {
       Origin o = classify(field(expr, f.object), model, depth + 1);
       std::string_view attr = model.text(field(expr, f.attribute));
-      if (attr == "data" && (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached)) return Origin::kDetached;
-      if (attr == "shape" || attr == "device" || attr == "dtype" || attr == "grad_fn" || attr == "requires_grad") return Origin::kUnknown;
+      if (attr == "data" && (o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached))
+        return Origin::kDetached;
+      if (attr == "shape" || attr == "device" || attr == "dtype" || attr == "grad_fn" || attr == "requires_grad")
+        return Origin::kUnknown;
       // outputs.loss of a Hugging Face model
       if (o == Origin::kOutput && lower(attr).find("loss") != std::string::npos) return Origin::kLoss;
       return o == Origin::kOutput || o == Origin::kDetached ? o : Origin::kUnknown;
@@ -322,9 +343,11 @@ class TensorNames final : public Analysis {
       if (q && q->starts_with("torch.")) {
         // torch.max(outputs, 1), torch.sigmoid(logits): computed from the first argument.
         TSNode args = field(expr, f.arguments);
-        TSNode first = ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
+        TSNode first =
+            ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
         Origin o = classify(first, model, depth + 1);
-        return o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached ? Origin::kOutput : Origin::kUnknown;
+        return o == Origin::kLoss || o == Origin::kOutput || o == Origin::kDetached ? Origin::kOutput
+                                                                                    : Origin::kUnknown;
       }
       if (!ts_node_is_null(callee) && syn.kind(callee) == Kind::kAttribute) {
         std::string_view method = model.text(field(callee, f.attribute));
@@ -332,7 +355,8 @@ class TensorNames final : public Analysis {
         if (o == Origin::kUnknown || o == Origin::kPython) return Origin::kUnknown;
         if (method == "item" || method == "tolist" || method == "numpy") return Origin::kPython;
         if (method == "detach" || method == "detach_") return Origin::kDetached;
-        if (method == "cpu" || method == "to" || method == "numel" || method == "size" || method == "dim") return Origin::kUnknown;
+        if (method == "cpu" || method == "to" || method == "numel" || method == "size" || method == "dim")
+          return Origin::kUnknown;
         return o;  // mean(), sum(), argmax(), view(), ...
       }
     }
@@ -362,14 +386,14 @@ class TensorNames final : public Analysis {
       // loss.item(), len(x)` pairs up; anything else makes the names unknown again.
       uint32_t n = ts_node_named_child_count(a.target);
       Kind vk = ts_node_is_null(a.value) ? Kind::kOther : Syntax::get().kind(a.value);
-      bool paired = (vk == Kind::kExpressionList || vk == Kind::kTuple) &&
-                    ts_node_named_child_count(a.value) == n;
+      bool paired = (vk == Kind::kExpressionList || vk == Kind::kTuple) && ts_node_named_child_count(a.value) == n;
       Origin whole = paired ? Origin::kUnknown : classify(a.value, model);
       std::vector<std::pair<std::string_view, Origin>> bound;
       for (uint32_t i = 0; i < n; ++i) {
         TSNode part = ts_node_named_child(a.target, i);
         if (Syntax::get().kind(part) != Kind::kIdentifier) continue;
-        Origin o = paired ? classify(ts_node_named_child(a.value, i), model) : (whole == Origin::kOutput ? whole : Origin::kUnknown);
+        Origin o = paired ? classify(ts_node_named_child(a.value, i), model)
+                          : (whole == Origin::kOutput ? whole : Origin::kUnknown);
         bound.emplace_back(model.text(part), o);
       }
       for (auto& [name, o] : bound) set(names, name, o);
@@ -399,15 +423,20 @@ inline TSNode root_identifier(TSNode expr) {
   for (int depth = 0; depth < 32 && !ts_node_is_null(expr); ++depth) {
     const char* t = ts_node_type(expr);
     if (std::strcmp(t, "identifier") == 0) return expr;
-    if (std::strcmp(t, "attribute") == 0) expr = field(expr, f.object);
-    else if (std::strcmp(t, "subscript") == 0) expr = field(expr, f.value);
+    if (std::strcmp(t, "attribute") == 0)
+      expr = field(expr, f.object);
+    else if (std::strcmp(t, "subscript") == 0)
+      expr = field(expr, f.value);
     else if (std::strcmp(t, "call") == 0) {
       TSNode callee = field(expr, f.function);
       if (!is_type(callee, "attribute")) return {};
       expr = field(callee, f.object);
-    } else if (std::strcmp(t, "parenthesized_expression") == 0) expr = ts_node_named_child(expr, 0);
-    else if (std::strcmp(t, "comparison_operator") == 0 || std::strcmp(t, "binary_operator") == 0) expr = ts_node_named_child(expr, 0);
-    else return {};
+    } else if (std::strcmp(t, "parenthesized_expression") == 0)
+      expr = ts_node_named_child(expr, 0);
+    else if (std::strcmp(t, "comparison_operator") == 0 || std::strcmp(t, "binary_operator") == 0)
+      expr = ts_node_named_child(expr, 0);
+    else
+      return {};
   }
   return {};
 }

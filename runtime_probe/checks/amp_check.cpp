@@ -95,8 +95,8 @@ void amp_check(CheckRun& run) {
                   std::to_string(d.nonfinite_reference) +
                   (op ? " (first from `" + *op + "`, out of " + dtype_name(v.dtype) + " range?)" : "");
       } else if (d.max_rel > v.tolerance) {
-        failure = "differs from fp32 by max |difference| / max |fp32| = " + format_number(d.max_rel) +
-                  " (tolerance " + format_number(v.tolerance) + ")";
+        failure = "differs from fp32 by max |difference| / max |fp32| = " + format_number(d.max_rel) + " (tolerance " +
+                  format_number(v.tolerance) + ")";
       }
       j["passed"] = failure.empty();
       if (!failure.empty()) run.find(kAmpUnsafe, label(v) + " " + failure);

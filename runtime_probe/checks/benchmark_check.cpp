@@ -43,14 +43,15 @@ void benchmark_check(CheckRun& run) {
   run.figures()["speedup"] = speedup;
   run.figures()["first_call_ms"] = first_call_ms;
   run.figures()["autotune_ms_per_new_shape"] = autotune_ms;
-  run.result.headline = "speedup " + format_number(speedup) + "x, autotuning " + format_number(autotune_ms) +
-                        " ms per new shape";
+  run.result.headline =
+      "speedup " + format_number(speedup) + "x, autotuning " + format_number(autotune_ms) + " ms per new shape";
   if (speedup >= 1.10) {
     run.find(kCudnnBenchmarkGain,
              "cudnn.benchmark makes the forward pass " + format_number(speedup) + "x faster at a fixed shape (p50 " +
                  format_number(off.p50_ms) + " -> " + format_number(on.p50_ms) +
                  " ms): set torch.backends.cudnn.benchmark = True when input shapes do not change (each new shape "
-                 "costs about " + format_number(autotune_ms) + " ms of autotuning)");
+                 "costs about " +
+                 format_number(autotune_ms) + " ms of autotuning)");
   } else if (speedup < 0.95) {
     run.figures()["note"] = "benchmark mode is slower here: leave it off";
   }

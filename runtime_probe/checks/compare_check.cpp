@@ -27,9 +27,9 @@ void compare_check(CheckRun& run) {
   run.figures()["latency_model"] = a.to_json();
   run.figures()["latency_other"] = b.to_json();
   run.figures()["latency_ratio"] = ratio;
-  run.result.headline = d.comparable ? "max |difference| " + format_number(d.max_abs) + ", latency ratio " +
-                                           format_number(ratio)
-                                     : "outputs not comparable: " + d.why;
+  run.result.headline = d.comparable
+                            ? "max |difference| " + format_number(d.max_abs) + ", latency ratio " + format_number(ratio)
+                            : "outputs not comparable: " + d.why;
 }
 
 }  // namespace torchlint::probe

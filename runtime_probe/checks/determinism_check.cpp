@@ -16,9 +16,10 @@ namespace {
 // is the constant True (F.dropout(x, p, True)): otherwise it follows self.training.
 std::vector<std::string> random_ops(const torch::jit::Module& model) {
   static const std::set<std::string> kAlwaysRandom = {
-      "aten::rand",       "aten::rand_like", "aten::randn",  "aten::randn_like", "aten::randint", "aten::randint_like",
-      "aten::randperm",   "aten::bernoulli", "aten::bernoulli_", "aten::multinomial", "aten::normal", "aten::normal_",
-      "aten::uniform_",   "aten::exponential_", "aten::poisson", "aten::rrelu"};
+      "aten::rand",       "aten::rand_like",    "aten::randn",    "aten::randn_like",
+      "aten::randint",    "aten::randint_like", "aten::randperm", "aten::bernoulli",
+      "aten::bernoulli_", "aten::multinomial",  "aten::normal",   "aten::normal_",
+      "aten::uniform_",   "aten::exponential_", "aten::poisson",  "aten::rrelu"};
   static const std::set<std::string> kDropouts = {"aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
                                                   "aten::feature_alpha_dropout", "aten::native_dropout"};
   std::set<std::string> found;
@@ -100,12 +101,12 @@ void determinism_check(CheckRun& run) {
   }
 
   run.result.headline = seeded.bitwise_equal && unseeded.bitwise_equal ? "eval outputs repeatable"
-                         : seeded.bitwise_equal                          ? "eval outputs repeatable only with a seed"
-                                                                         : "eval outputs not repeatable";
+                        : seeded.bitwise_equal                         ? "eval outputs repeatable only with a seed"
+                                                                       : "eval outputs not repeatable";
   if (!seeded.bitwise_equal) {
-    run.find(kNondeterministic, "same input, same seed, different eval outputs (max |difference| " +
-                                    format_number(seeded.max_abs) + ")" +
-                                    (buffers.empty() ? "" : "; the forward pass changes buffer `" + buffers.front() + "`"));
+    run.find(kNondeterministic,
+             "same input, same seed, different eval outputs (max |difference| " + format_number(seeded.max_abs) + ")" +
+                 (buffers.empty() ? "" : "; the forward pass changes buffer `" + buffers.front() + "`"));
   } else if (!unseeded.bitwise_equal) {
     std::string why = !rng_ops.empty()   ? "the model draws random numbers in eval mode (" + rng_ops.front() + ")"
                       : !buffers.empty() ? "the forward pass changes buffer `" + buffers.front() + "`"

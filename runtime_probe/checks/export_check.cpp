@@ -116,8 +116,8 @@ void export_check(CheckRun& run) {
   } else {
     steps["optimize_for_mobile"] = Json{{"ok", nullptr}, {"note", "this LibTorch has no XNNPACK"}};
   }
-  steps["onnx"] = Json{{"ok", nullptr},
-                       {"note", "needs Python's torch.onnx.export: the ONNX exporter is not part of LibTorch"}};
+  steps["onnx"] =
+      Json{{"ok", nullptr}, {"note", "needs Python's torch.onnx.export: the ONNX exporter is not part of LibTorch"}};
   run.figures()["steps"] = steps;
 
   std::vector<std::string> failed;

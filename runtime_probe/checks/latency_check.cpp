@@ -38,8 +38,9 @@ void latency_check(CheckRun& run) {
   run.figures()["per_batch"] = per_batch;
   run.result.headline = summary;
   run.find(kLatencyReport, summary + " (" + s.device().str() +
-                               (s.on_cuda() ? "" : ", " + std::to_string(at::get_num_threads()) +
-                                                              (at::get_num_threads() == 1 ? " thread" : " threads")) +
+                               (s.on_cuda() ? ""
+                                            : ", " + std::to_string(at::get_num_threads()) +
+                                                  (at::get_num_threads() == 1 ? " thread" : " threads")) +
                                ")");
 }
 

@@ -21,11 +21,16 @@ namespace {
 
 const char* optimizer_name(OptimizerKind k) {
   switch (k) {
-    case OptimizerKind::kSgd: return "sgd";
-    case OptimizerKind::kMomentum: return "sgd-momentum";
-    case OptimizerKind::kAdam: return "adam";
-    case OptimizerKind::kAdamW: return "adamw";
-    case OptimizerKind::kAmsgrad: return "adam-amsgrad";
+    case OptimizerKind::kSgd:
+      return "sgd";
+    case OptimizerKind::kMomentum:
+      return "sgd-momentum";
+    case OptimizerKind::kAdam:
+      return "adam";
+    case OptimizerKind::kAdamW:
+      return "adamw";
+    case OptimizerKind::kAmsgrad:
+      return "adam-amsgrad";
   }
   return "?";
 }
@@ -35,11 +40,15 @@ uint64_t optimizer_state_bytes(OptimizerKind k, const ModelInventory& inv) {
   const uint64_t pb = inv.trainable_bytes;
   const uint64_t steps = 4 * static_cast<uint64_t>(inv.trainable_tensors);  // fp32 scalar `step` per param
   switch (k) {
-    case OptimizerKind::kSgd: return 0;
-    case OptimizerKind::kMomentum: return pb;
+    case OptimizerKind::kSgd:
+      return 0;
+    case OptimizerKind::kMomentum:
+      return pb;
     case OptimizerKind::kAdam:
-    case OptimizerKind::kAdamW: return 2 * pb + steps;
-    case OptimizerKind::kAmsgrad: return 3 * pb + steps;
+    case OptimizerKind::kAdamW:
+      return 2 * pb + steps;
+    case OptimizerKind::kAmsgrad:
+      return 3 * pb + steps;
   }
   return 0;
 }
@@ -75,19 +84,25 @@ int64_t peak_of(const ProbeSession& s, const std::function<void()>& fn, int64_t*
 // during training.
 Peaks measure(ProbeSession& s, int64_t batch) {
   Peaks peaks;
-  peaks.forward = peak_of(s, [&] {
-    const std::vector<c10::IValue> inputs = s.inputs_at(batch);
-    torch::NoGradGuard no_grad;
-    s.reseed();
-    s.eval_model().forward(inputs);
-  }, &peaks.reserved);
+  peaks.forward = peak_of(
+      s,
+      [&] {
+        const std::vector<c10::IValue> inputs = s.inputs_at(batch);
+        torch::NoGradGuard no_grad;
+        s.reseed();
+        s.eval_model().forward(inputs);
+      },
+      &peaks.reserved);
   auto forward_backward = [&](torch::jit::Module& m) {
-    return peak_of(s, [&] {
-      const std::vector<c10::IValue> inputs = s.inputs_at(batch);
-      s.reseed();
-      at::Tensor loss = s.surrogate_loss(m.forward(inputs));
-      if (loss.defined()) loss.backward();
-    }, &peaks.reserved);
+    return peak_of(
+        s,
+        [&] {
+          const std::vector<c10::IValue> inputs = s.inputs_at(batch);
+          s.reseed();
+          at::Tensor loss = s.surrogate_loss(m.forward(inputs));
+          if (loss.defined()) loss.backward();
+        },
+        &peaks.reserved);
   };
   torch::jit::Module train = s.train_copy();
   try {
@@ -211,13 +226,13 @@ void memory_check(CheckRun& run) {
   for (int64_t b : sizes) {
     const double need = predicted(b);
     if (need <= static_cast<double>(*budget)) continue;
-    run.find(kMemoryBudget, "training at batch " + std::to_string(b) + " needs about " +
-                                format_bytes(static_cast<uint64_t>(need)) + " (weights " + format_bytes(weights) +
-                                ", " + optimizer_name(o.optimizer) + " state " + format_bytes(optimizer) +
-                                ", activations and gradients " +
-                                format_bytes(static_cast<uint64_t>(need) - weights - optimizer) + "), over the budget of " +
-                                format_bytes(*budget) +
-                                (max_batch ? "; the largest batch that fits is about " + std::to_string(*max_batch) : ""));
+    run.find(kMemoryBudget,
+             "training at batch " + std::to_string(b) + " needs about " + format_bytes(static_cast<uint64_t>(need)) +
+                 " (weights " + format_bytes(weights) + ", " + optimizer_name(o.optimizer) + " state " +
+                 format_bytes(optimizer) + ", activations and gradients " +
+                 format_bytes(static_cast<uint64_t>(need) - weights - optimizer) + "), over the budget of " +
+                 format_bytes(*budget) +
+                 (max_batch ? "; the largest batch that fits is about " + std::to_string(*max_batch) : ""));
   }
 }
 

@@ -8,8 +8,8 @@ namespace {
 
 // Layers whose forward depends on self.training.
 bool is_mode_dependent_layer(const std::string& kind) {
-  for (std::string_view prefix : {"Dropout", "AlphaDropout", "FeatureAlphaDropout", "BatchNorm", "SyncBatchNorm",
-                                  "InstanceNorm", "RReLU"}) {
+  for (std::string_view prefix :
+       {"Dropout", "AlphaDropout", "FeatureAlphaDropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "RReLU"}) {
     if (kind.rfind(prefix, 0) == 0) return true;
   }
   return false;

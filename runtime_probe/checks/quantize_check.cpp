@@ -72,7 +72,8 @@ void quantize_linear(torch::jit::Graph& graph, torch::jit::Node* node, Rewrite& 
   if (auto b = torch::jit::toIValue(node->input(2)); b && b->isTensor()) bias = b->toTensor().to(at::kFloat);
   torch::jit::WithInsertPoint at_node(node);
   torch::jit::Value* packed = graph.insertConstant(pack_weight(weight->toTensor(), bias, r.bytes));
-  torch::jit::Value* out = graph.insert(c10::Symbol::fromQualString("quantized::linear_dynamic"), {node->input(0), packed});
+  torch::jit::Value* out =
+      graph.insert(c10::Symbol::fromQualString("quantized::linear_dynamic"), {node->input(0), packed});
   node->output()->replaceAllUsesWith(out);
   node->destroy();
   ++r.linear;
@@ -101,9 +102,9 @@ void quantize_lstm(torch::jit::Graph& graph, torch::jit::Node* node, Rewrite& r)
   torch::jit::Node* list = graph.insertNode(graph.createList(cells.front()->type(), cells));
   std::vector<torch::jit::NamedValue> args = {node->input(0), node->input(1), list->output()};
   for (size_t i = 3; i < 9; ++i) args.emplace_back(node->input(i));
-  torch::jit::Value* packed = graph.insert(c10::Symbol::fromQualString("aten::quantized_lstm"), args,
-                                           {torch::jit::NamedValue("dtype", at::kQInt8),
-                                            torch::jit::NamedValue("use_dynamic", true)});
+  torch::jit::Value* packed =
+      graph.insert(c10::Symbol::fromQualString("aten::quantized_lstm"), args,
+                   {torch::jit::NamedValue("dtype", at::kQInt8), torch::jit::NamedValue("use_dynamic", true)});
   // A multi-output op comes back packed in a tuple: take its elements, drop the tuple.
   torch::jit::Node* tuple = packed->node();
   for (size_t i = 0; i < node->outputs().size(); ++i) node->output(i)->replaceAllUsesWith(tuple->input(i));
@@ -166,11 +167,12 @@ void quantize_check(CheckRun& run) {
   const uint64_t model_after = model_before - r.bytes.before + r.bytes.after;
   run.figures()["weight_bytes"] = Json{{"before", r.bytes.before}, {"after", r.bytes.after}};
   run.figures()["parameter_bytes"] = Json{{"before", model_before}, {"after", model_after}};
-  run.figures()["latency_cpu"] = Json{{"before", before.to_json()}, {"after", after.to_json()},
+  run.figures()["latency_cpu"] = Json{{"before", before.to_json()},
+                                      {"after", after.to_json()},
                                       {"speedup", after.p50_ms > 0 ? before.p50_ms / after.p50_ms : 0.0}};
   run.figures()["output_difference"] = d.to_json();
-  run.result.headline = std::to_string(r.linear) + " Linear, " + std::to_string(r.lstm) + " LSTM: " +
-                        format_bytes(model_before) + " -> " + format_bytes(model_after) + ", p50 " +
+  run.result.headline = std::to_string(r.linear) + " Linear, " + std::to_string(r.lstm) +
+                        " LSTM: " + format_bytes(model_before) + " -> " + format_bytes(model_after) + ", p50 " +
                         format_number(before.p50_ms) + " -> " + format_number(after.p50_ms) + " ms, rel error " +
                         format_number(d.max_rel, 2);
 }

@@ -33,7 +33,9 @@ class Pickle {
   Pickle& global(std::string_view module, std::string_view name) {
     return op('c').raw(module).raw("\n").raw(name).raw("\n");
   }
-  Pickle& inst(std::string_view module, std::string_view name) { return op('i').raw(module).raw("\n").raw(name).raw("\n"); }
+  Pickle& inst(std::string_view module, std::string_view name) {
+    return op('i').raw(module).raw("\n").raw(name).raw("\n");
+  }
   Pickle& unicode(std::string_view s) {  // BINUNICODE
     op('X');
     put32(out_, static_cast<uint32_t>(s.size()));
@@ -44,7 +46,7 @@ class Pickle {
     return raw(s);
   }
   Pickle& string0(std::string_view s) { return op('S').raw("'").raw(s).raw("'\n"); }  // STRING
-  Pickle& unicode0(std::string_view s) { return op('V').raw(s).raw("\n"); }            // UNICODE
+  Pickle& unicode0(std::string_view s) { return op('V').raw(s).raw("\n"); }           // UNICODE
   Pickle& int1(uint8_t v) { return op('K').byte(v); }
   Pickle& int4(int32_t v) {
     op('J');
@@ -111,7 +113,7 @@ inline std::string os_system_pickle(int protocol) {
 struct TensorSpec {
   std::string name;
   std::vector<uint8_t> shape;
-  uint8_t numel = 0;          // storage numel (elements)
+  uint8_t numel = 0;  // storage numel (elements)
   std::string location = "cpu";
   std::string storage_class = "FloatStorage";
 };
@@ -122,7 +124,13 @@ inline std::string state_dict_pickle(const std::vector<TensorSpec>& tensors, boo
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorSpec& t = tensors[i];
     p.unicode(t.name).global("torch._utils", "_rebuild_tensor_v2").mark();
-    p.mark().unicode("storage").global("torch", t.storage_class).unicode(std::to_string(i)).unicode(t.location).int1(t.numel).tuple();
+    p.mark()
+        .unicode("storage")
+        .global("torch", t.storage_class)
+        .unicode(std::to_string(i))
+        .unicode(t.location)
+        .int1(t.numel)
+        .tuple();
     p.binpersid().int1(0);
     p.mark();
     for (uint8_t d : t.shape) p.int1(d);
@@ -141,19 +149,19 @@ inline std::string state_dict_pickle(const std::vector<TensorSpec>& tensors, boo
 struct ZipMember {
   std::string name;
   std::string data;
-  uint16_t method = 0;             // 0 stored, 8 deflated
-  uint16_t flags = 0x0808;         // as torch writes: descriptor + UTF-8
+  uint16_t method = 0;      // 0 stored, 8 deflated
+  uint16_t flags = 0x0808;  // as torch writes: descriptor + UTF-8
   uint16_t local_flags = 0x0808;
-  std::string local_name;          // "" = same as name
+  std::string local_name;  // "" = same as name
   bool wrong_crc = false;
-  uint64_t declared_size = 0;      // 0 = the real size
+  uint64_t declared_size = 0;  // 0 = the real size
 };
 
 struct ZipLayout {
-  bool zip64 = true;               // torch always writes ZIP64 end records
-  size_t hidden_entries = 0;       // directory entries the end record does not count
-  std::string trailing;            // bytes after the end record
-  bool align = true;               // 64-byte aligned data (FB extra), as torch does
+  bool zip64 = true;          // torch always writes ZIP64 end records
+  size_t hidden_entries = 0;  // directory entries the end record does not count
+  std::string trailing;       // bytes after the end record
+  bool align = true;          // 64-byte aligned data (FB extra), as torch does
 };
 
 inline std::string deflate_raw(const std::string& in) {
@@ -174,7 +182,8 @@ inline std::string build_zip(const std::vector<ZipMember>& members, const ZipLay
   std::string out, cd;
   for (const auto& m : members) {
     std::string stored = m.method == 8 ? deflate_raw(m.data) : m.data;
-    uint32_t crc = static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(m.data.data()), static_cast<uInt>(m.data.size())));
+    uint32_t crc = static_cast<uint32_t>(
+        crc32(0, reinterpret_cast<const Bytef*>(m.data.data()), static_cast<uInt>(m.data.size())));
     if (m.wrong_crc) crc ^= 0xFFFFFFFFu;
     uint64_t size = m.declared_size ? m.declared_size : m.data.size();
     const std::string& local_name = m.local_name.empty() ? m.name : m.local_name;

@@ -51,7 +51,8 @@ TEST_CASE("clean, findings, and unreadable files: exit 0, 1, 2; other files stil
 
 TEST_CASE("--allow-global: one name per occurrence, code-running names refused") {
   Dir d;
-  d.write("ns.pt", build_zip(torch_members(Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop(), {})));
+  d.write("ns.pt", build_zip(torch_members(
+                       Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop(), {})));
   d.write("other/evil.pkl", os_system_pickle(2));
   // The path after the option stays a path (the current directory is not scanned instead).
   Result trusted = run("ckpt --allow-global argparse.Namespace ns.pt", d.path);
@@ -59,7 +60,8 @@ TEST_CASE("--allow-global: one name per occurrence, code-running names refused")
   CHECK(trusted.out.find("evil.pkl") == std::string::npos);
   Result repeated = run("ckpt --allow-global argparse.Namespace --allow-global mylib.Config ns.pt", d.path);
   CHECK(repeated.exit == 0);
-  for (const char* name : {"builtins.eval", "builtins.exec", "os.system", "subprocess.Popen", "posix.system", "sys.modules"}) {
+  for (const char* name :
+       {"builtins.eval", "builtins.exec", "os.system", "subprocess.Popen", "posix.system", "sys.modules"}) {
     CAPTURE(name);
     Result refused = run(std::string("ckpt --allow-global ") + name + " ns.pt", d.path);
     CHECK(refused.exit == 2);
@@ -117,16 +119,18 @@ TEST_CASE("directories: walked, Trainer checkpoint directories grouped") {
 }
 
 // One discovery for every command: files are checkpoints by their bytes, not their names.
-TEST_CASE("checkpoints found by their bytes in ckpt, check --include-checkpoints and audit; the hook skips non-checkpoints") {
+TEST_CASE(
+    "checkpoints found by their bytes in ckpt, check --include-checkpoints and audit; the hook skips non-checkpoints") {
   Dir d;
   d.write("proj/train.py", "print('hi')\n");
-  d.write("proj/runs/model.ts", build_zip(torch_members(os_system_pickle(2), {})));     // an unusual name
-  d.write("proj/runs/weights.pt.epoch4", benign_zip());                                 // a numbered backup
-  d.write("proj/runs/evil.data", os_system_pickle(2));                                  // no known extension
-  d.write("proj/runs/vocab.bin", std::string("\x00\x01vocabulary\x00", 14));           // named like one, is not
+  d.write("proj/runs/model.ts", build_zip(torch_members(os_system_pickle(2), {})));  // an unusual name
+  d.write("proj/runs/weights.pt.epoch4", benign_zip());                              // a numbered backup
+  d.write("proj/runs/evil.data", os_system_pickle(2));                               // no known extension
+  d.write("proj/runs/vocab.bin", std::string("\x00\x01vocabulary\x00", 14));         // named like one, is not
   for (const char* command : {"ckpt proj", "check proj --include-checkpoints", "audit proj --output-format sarif"}) {
     CAPTURE(command);
-    Result r = run(std::string(command) + (std::string(command).starts_with("audit") ? "" : " --output-format concise"), d.path);
+    Result r = run(std::string(command) + (std::string(command).starts_with("audit") ? "" : " --output-format concise"),
+                   d.path);
     CHECK(r.exit == 1);
     CHECK(r.out.find("model.ts") != std::string::npos);
     CHECK(r.out.find("evil.data") != std::string::npos);
@@ -139,7 +143,8 @@ TEST_CASE("checkpoints found by their bytes in ckpt, check --include-checkpoints
   Result hook = run("ckpt --skip-non-checkpoints proj/runs/vocab.bin proj/runs/weights.pt.epoch4", d.path);
   CHECK(hook.exit == 0);
   CHECK(hook.out.find("1 file skipped: not a checkpoint") != std::string::npos);
-  CHECK(run("check --include-checkpoints proj/train.py proj/runs/vocab.bin proj/runs/evil.data --output-format concise", d.path)
+  CHECK(run("check --include-checkpoints proj/train.py proj/runs/vocab.bin proj/runs/evil.data --output-format concise",
+            d.path)
             .out.find("evil.data:1:1: TL810") != std::string::npos);
 }
 
@@ -150,7 +155,8 @@ TEST_CASE("ckpt diff") {
   auto s = benign_storages();
   s[0][0] ^= 1;
   d.write("c.pt", build_zip(torch_members(benign_pickle(), s)));
-  d.write("e.pt", build_zip(torch_members(state_dict_pickle({{"fc.weight", {3, 2}, 6}, {"head.bias", {2}, 2}}), benign_storages())));
+  d.write("e.pt", build_zip(torch_members(state_dict_pickle({{"fc.weight", {3, 2}, 6}, {"head.bias", {2}, 2}}),
+                                          benign_storages())));
   CHECK(run("ckpt diff a.pt b.pt", d.path).exit == 0);
   Result same_shape = run("ckpt diff a.pt c.pt", d.path);
   CHECK(same_shape.exit == 0);  // shapes and dtypes equal: values are compared only on request

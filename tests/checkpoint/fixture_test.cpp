@@ -81,7 +81,8 @@ TEST_CASE("every generated fixture gives exactly the expected findings") {
       CHECK(training.training);
       CHECK_MESSAGE(training.resumable() == *resumable, render_summary(cp, training, {}));
     }
-    if (auto tensors = c["tensors"].value<int64_t>()) CHECK(cp.files.front()->tensors.size() == static_cast<size_t>(*tensors));
+    if (auto tensors = c["tensors"].value<int64_t>())
+      CHECK(cp.files.front()->tensors.size() == static_cast<size_t>(*tensors));
     // The summary renders for every fixture.
     CHECK(render_summary(cp, training, {}).find("safety") != std::string::npos);
     for (const auto& code : expected) ++per_rule[code];

@@ -33,7 +33,8 @@ TEST_CASE("the format comes from the bytes, the extension is only reported") {
 
 TEST_CASE("safetensors: valid files, and every rule of the reference reader") {
   std::string data(24, '\0');
-  std::string ok = R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},"__metadata__":{"format":"pt"}})";
+  std::string ok =
+      R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},"__metadata__":{"format":"pt"}})";
   Inspected r = inspect(safetensors_file(ok, data), "m.safetensors");
   CHECK_MESSAGE(r.codes.empty(), r.text());
   CHECK(r.file->format == Format::kSafetensors);
@@ -46,15 +47,17 @@ TEST_CASE("safetensors: valid files, and every rule of the reference reader") {
     Inspected b = inspect(safetensors_file(header, bytes), "m.safetensors");
     CHECK_MESSAGE(b.has(code), b.text());
   };
-  bad(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})", std::string(20, '\0'), "TL812");
-  bad(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", std::string(12, '\0'), "TL813");   // size mismatch
-  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0'), "TL813");       // gap at 0
-  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(9, '\0'), "TL813");       // trailing bytes
-  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'), "TL813");  // overlap
-  bad(R"({"a":{"dtype":"X9","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'), "TL813");        // unknown dtype
-  bad(R"({"__metadata__":{"k":1}})", "", "TL813");                                                        // non-string metadata
+  bad(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},"a":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})",
+      std::string(20, '\0'), "TL812");
+  bad(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", std::string(12, '\0'), "TL813");  // size mismatch
+  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0'), "TL813");      // gap at 0
+  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", std::string(9, '\0'), "TL813");  // trailing bytes
+  bad(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+      std::string(4, '\0'), "TL813");                                                              // overlap
+  bad(R"({"a":{"dtype":"X9","shape":[1],"data_offsets":[0,4]}})", std::string(4, '\0'), "TL813");  // unknown dtype
+  bad(R"({"__metadata__":{"k":1}})", "", "TL813");  // non-string metadata
   bad(R"({"a":{"dtype":"F32","shape":[18446744073709551615,2],"data_offsets":[0,4]}})", std::string(4, '\0'), "TL813");
-  bad(std::string(100, '[') , "", "TL813");                                                               // not an object
+  bad(std::string(100, '['), "", "TL813");  // not an object
   // Header length past the end of the file.
   std::string truncated = safetensors_file(ok, data).substr(0, 40);
   CHECK(inspect(truncated, "m.safetensors").has("TL813"));
@@ -88,13 +91,36 @@ TEST_CASE("npy: numeric arrays, object arrays carry a pickle") {
 }
 
 TEST_CASE("legacy stacked pickles: magic, header pickles, storage section") {
-  std::string magic = Pickle().proto(2).byte(0x8a).byte(10).raw(std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10)).stop();
+  std::string magic =
+      Pickle().proto(2).byte(0x8a).byte(10).raw(std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10)).stop();
   std::string version = Pickle().proto(2).raw("M\xe9\x03").stop();
   std::string sys_info = Pickle().proto(2).empty_dict().unicode("little_endian").byte(0x88).setitem().stop();
   // Legacy persistent ids have a sixth field (view metadata).
-  std::string object = Pickle().proto(2).global("torch._utils", "_rebuild_tensor_v2").mark().mark().unicode("storage")
-                           .global("torch", "FloatStorage").unicode("140").unicode("cpu").int1(2).none().tuple().binpersid()
-                           .int1(0).mark().int1(2).tuple().mark().int1(1).tuple().newfalse().none().tuple().reduce().stop();
+  std::string object = Pickle()
+                           .proto(2)
+                           .global("torch._utils", "_rebuild_tensor_v2")
+                           .mark()
+                           .mark()
+                           .unicode("storage")
+                           .global("torch", "FloatStorage")
+                           .unicode("140")
+                           .unicode("cpu")
+                           .int1(2)
+                           .none()
+                           .tuple()
+                           .binpersid()
+                           .int1(0)
+                           .mark()
+                           .int1(2)
+                           .tuple()
+                           .mark()
+                           .int1(1)
+                           .tuple()
+                           .newfalse()
+                           .none()
+                           .tuple()
+                           .reduce()
+                           .stop();
   std::string keys = Pickle().proto(2).empty_list().unicode("140").append().stop();
   std::string section;
   put64(section, 2);

@@ -46,14 +46,21 @@ TEST_CASE("peer corpus payloads at protocols 0, 2 and 4") {
   }
   // INST (malicious10), and eval/exec/compile.
   CHECK(inspect("(S'print(1)'\ni__builtin__\nexec\n.", "x.pkl").has("TL810"));
-  CHECK(inspect(Pickle().proto(2).global("__builtin__", "eval").unicode("1").tuple1().reduce().stop(), "x.pkl").has("TL810"));
+  CHECK(inspect(Pickle().proto(2).global("__builtin__", "eval").unicode("1").tuple1().reduce().stop(), "x.pkl")
+            .has("TL810"));
 }
 
 TEST_CASE("B1/B6/B17: dangerous callables, submodules, nested loaders") {
   for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"asyncio.unix_events", "_UnixSubprocessTransport._start"}, {"torch.storage", "_load_from_bytes"},
-           {"_pickle", "loads"}, {"pip", "main"}, {"timeit", "timeit"}, {"pydoc", "pipepager"},
-           {"torch.utils.collect_env", "run"}, {"uuid", "_get_command_stdout"}, {"functools", "partial"}}) {
+           {"asyncio.unix_events", "_UnixSubprocessTransport._start"},
+           {"torch.storage", "_load_from_bytes"},
+           {"_pickle", "loads"},
+           {"pip", "main"},
+           {"timeit", "timeit"},
+           {"pydoc", "pipepager"},
+           {"torch.utils.collect_env", "run"},
+           {"uuid", "_get_command_stdout"},
+           {"functools", "partial"}}) {
     CAPTURE(m);
     Inspected r = inspect(zip_with_pickle(Pickle().proto(2).global(m, n).unicode("x").tuple1().reduce().stop()));
     CHECK_MESSAGE(r.has("TL810"), r.text());
@@ -69,9 +76,27 @@ TEST_CASE("B7: STACK_GLOBAL operands from STRING and from the very first opcodes
 
 TEST_CASE("B8: memo decoys resolve to what is really on the stack") {
   // A decoy `torch LongStorage` is stored, then overwritten with the real names.
-  std::string p = Pickle().proto(4).short_unicode("torch").put(0).short_unicode("LongStorage").put(1).pop().pop()
-                      .short_unicode("os").put(0).short_unicode("system").put(1).pop().pop()
-                      .get(0).get(1).stack_global().unicode("id").tuple1().reduce().stop();
+  std::string p = Pickle()
+                      .proto(4)
+                      .short_unicode("torch")
+                      .put(0)
+                      .short_unicode("LongStorage")
+                      .put(1)
+                      .pop()
+                      .pop()
+                      .short_unicode("os")
+                      .put(0)
+                      .short_unicode("system")
+                      .put(1)
+                      .pop()
+                      .pop()
+                      .get(0)
+                      .get(1)
+                      .stack_global()
+                      .unicode("id")
+                      .tuple1()
+                      .reduce()
+                      .stop();
   Inspected r = inspect(p, "x.pkl");
   CHECK_MESSAGE(r.has("TL810"), r.text());
   // A missing memo key after the payload: malformed, and the payload is still reported.
@@ -86,19 +111,35 @@ TEST_CASE("B8: memo decoys resolve to what is really on the stack") {
 }
 
 TEST_CASE("B9: BUILD sets an attribute on a module-level object") {
-  std::string p = Pickle().proto(2).global("numpy", "prod").empty_dict().unicode("a").unicode("os").setitem().build().stop();
+  std::string p =
+      Pickle().proto(2).global("numpy", "prod").empty_dict().unicode("a").unicode("os").setitem().build().stop();
   Inspected r = inspect(zip_with_pickle(p));
   CHECK_MESSAGE(r.has("TL810"), r.text());
 }
 
 TEST_CASE("B10/B11: dotted names through dangerous modules and dunders") {
-  CHECK(inspect(Pickle().proto(4).short_unicode("pathlib").short_unicode("os.system").stack_global().stop(), "x.pkl").has("TL810"));
-  CHECK(inspect(Pickle().proto(4).short_unicode("numpy").short_unicode("size.__globals__").stack_global().stop(), "x.pkl").has("TL810"));
+  CHECK(inspect(Pickle().proto(4).short_unicode("pathlib").short_unicode("os.system").stack_global().stop(), "x.pkl")
+            .has("TL810"));
+  CHECK(
+      inspect(Pickle().proto(4).short_unicode("numpy").short_unicode("size.__globals__").stack_global().stop(), "x.pkl")
+          .has("TL810"));
 }
 
 TEST_CASE("B12/B13/B15: import_module+getattr, OBJ+POP, EXT codes") {
-  std::string chain = Pickle().proto(2).global("builtins", "getattr").global("importlib", "import_module").unicode("os").tuple1()
-                          .reduce().unicode("system").tuple2().reduce().unicode("id").tuple1().reduce().stop();
+  std::string chain = Pickle()
+                          .proto(2)
+                          .global("builtins", "getattr")
+                          .global("importlib", "import_module")
+                          .unicode("os")
+                          .tuple1()
+                          .reduce()
+                          .unicode("system")
+                          .tuple2()
+                          .reduce()
+                          .unicode("id")
+                          .tuple1()
+                          .reduce()
+                          .stop();
   Inspected r = inspect(chain, "x.pkl");
   CHECK(r.has("TL810"));
   std::string hidden = state_dict_plus(Pickle().mark().global("os", "system").unicode("id").obj().pop().none());
@@ -111,15 +152,31 @@ TEST_CASE("B12/B13/B15: import_module+getattr, OBJ+POP, EXT codes") {
 
 TEST_CASE("dangerous whatever the names: computed imports, calls of call results, SETITEM on globals") {
   // STACK_GLOBAL with a module name computed by a call.
-  std::string dyn = Pickle().proto(4).global("collections", "OrderedDict").empty_tuple().reduce().short_unicode("system").stack_global().stop();
+  std::string dyn = Pickle()
+                        .proto(4)
+                        .global("collections", "OrderedDict")
+                        .empty_tuple()
+                        .reduce()
+                        .short_unicode("system")
+                        .stack_global()
+                        .stop();
   Inspected d = inspect(dyn, "x.pkl");
   CHECK_MESSAGE(d.has("TL810"), d.text());
   // methodcaller("system", "id")(os)-style: calling a call's result.
-  std::string call_call = Pickle().proto(2).global("collections", "OrderedDict").empty_tuple().reduce().empty_tuple().reduce().stop();
+  std::string call_call =
+      Pickle().proto(2).global("collections", "OrderedDict").empty_tuple().reduce().empty_tuple().reduce().stop();
   Inspected c = inspect(call_call, "x.pkl");
   CHECK_MESSAGE(c.has("TL810"), c.text());
   // SETITEM on os.environ.
-  std::string env = Pickle().proto(2).global("collections", "Counter").empty_tuple().reduce().unicode("LD_PRELOAD").unicode("/tmp/x.so").setitem().stop();
+  std::string env = Pickle()
+                        .proto(2)
+                        .global("collections", "Counter")
+                        .empty_tuple()
+                        .reduce()
+                        .unicode("LD_PRELOAD")
+                        .unicode("/tmp/x.so")
+                        .setitem()
+                        .stop();
   CHECK(inspect(env, "x.pkl").codes.empty());  // Counter is a dict: fine
   std::string env2 = Pickle().proto(2).global("mylib", "CONFIG").unicode("k").unicode("v").setitem().stop();
   Inspected e2 = inspect(env2, "x.pkl");
@@ -130,7 +187,8 @@ TEST_CASE("dangerous whatever the names: computed imports, calls of call results
 }
 
 TEST_CASE("B14: the legacy magic number computed by eval") {
-  std::string first = Pickle().proto(2).global("__builtin__", "eval").unicode("0x1950a86a20f9469cfc6c").tuple1().reduce().stop();
+  std::string first =
+      Pickle().proto(2).global("__builtin__", "eval").unicode("0x1950a86a20f9469cfc6c").tuple1().reduce().stop();
   std::string rest = Pickle().proto(2).raw("M\xe9\x03").stop().bytes();
   Inspected r = inspect(first + rest, "model.pt");
   CHECK_MESSAGE(r.has("TL810"), r.text());
@@ -251,8 +309,19 @@ TEST_CASE("zip structure rules (§4.4)") {
     CHECK(r.has("TL813"));
   }
   SUBCASE("a persistent id that is not a storage") {
-    std::string p = Pickle().proto(2).global("torch._utils", "_rebuild_tensor_v2").unicode("nope").binpersid().int1(0)
-                        .empty_tuple().empty_tuple().newfalse().none().tuple().reduce().stop();
+    std::string p = Pickle()
+                        .proto(2)
+                        .global("torch._utils", "_rebuild_tensor_v2")
+                        .unicode("nope")
+                        .binpersid()
+                        .int1(0)
+                        .empty_tuple()
+                        .empty_tuple()
+                        .newfalse()
+                        .none()
+                        .tuple()
+                        .reduce()
+                        .stop();
     CHECK(inspect(zip_with_pickle(p)).has("TL813"));
   }
   SUBCASE("a deflated storage that claims a 40 GB size (zip bomb)") {
@@ -319,7 +388,8 @@ TEST_CASE("B16: a call before a deliberate error is still reported (exception-or
 TEST_CASE("B17: pickles carried inside a pickle as bytes constants are walked too") {
   std::string inner = os_system_pickle(2);
   // pickle.loads(b"...") with the payload as BINBYTES (protocol 3+).
-  std::string binbytes = Pickle().proto(3).global("_pickle", "loads").byte('B').raw(std::string_view("\0\0\0\0", 4)).bytes();
+  std::string binbytes =
+      Pickle().proto(3).global("_pickle", "loads").byte('B').raw(std::string_view("\0\0\0\0", 4)).bytes();
   binbytes.resize(binbytes.size() - 4);
   put32(binbytes, static_cast<uint32_t>(inner.size()));
   binbytes += inner;
@@ -327,7 +397,8 @@ TEST_CASE("B17: pickles carried inside a pickle as bytes constants are walked to
   Inspected r = inspect(binbytes, "x.pkl");
   CHECK_MESSAGE(r.has("TL810"), r.text());
   bool embedded = false;
-  for (const auto& p : r.file->pickles) embedded |= p->where.find("embedded") != std::string::npos && p->safety.dangerous();
+  for (const auto& p : r.file->pickles)
+    embedded |= p->where.find("embedded") != std::string::npos && p->safety.dangerous();
   CHECK_MESSAGE(embedded, r.text());
   // Protocol 2 has no bytes opcode: bytes travel as _codecs.encode(str, 'latin1') (allowlisted),
   // here as a harmless-looking value of a state_dict that nothing in it loads.
@@ -340,14 +411,16 @@ TEST_CASE("B17: pickles carried inside a pickle as bytes constants are walked to
       latin1 += static_cast<char>(0x80 | (c & 0x3F));
     }
   }
-  std::string carried = state_dict_plus(Pickle().global("_codecs", "encode").unicode(latin1).unicode("latin1").tuple2().reduce());
+  std::string carried =
+      state_dict_plus(Pickle().global("_codecs", "encode").unicode(latin1).unicode("latin1").tuple2().reduce());
   Inspected c = inspect(zip_with_pickle(carried));
   CHECK_MESSAGE(c.has("TL810"), c.text());
   bool found = false;
   for (const auto& p : c.file->pickles) found |= !p->loaded_by_torch && p->where.find("embedded") != std::string::npos;
   CHECK(found);
   // Random bytes that only start like a pickle are not reported.
-  std::string noise = state_dict_plus(Pickle().global("_codecs", "encode").unicode("\xc2\x80\x02\xc3\xbf\xc3\xbf").unicode("latin1").tuple2().reduce());
+  std::string noise = state_dict_plus(
+      Pickle().global("_codecs", "encode").unicode("\xc2\x80\x02\xc3\xbf\xc3\xbf").unicode("latin1").tuple2().reduce());
   Inspected n = inspect(build_zip(torch_members(noise, benign_storages())));
   CHECK_MESSAGE(n.codes.empty(), n.text());
 }
@@ -371,7 +444,10 @@ TEST_CASE("legacy tar: every member pickle is walked") {
     std::memcpy(h.data() + 124, size, 11);
     std::memcpy(h.data() + 136, "00000000000", 11);
     h[156] = '0';
-    std::memcpy(h.data() + 257, "ustar\0" "00", 8);
+    std::memcpy(h.data() + 257,
+                "ustar\0"
+                "00",
+                8);
     std::memset(h.data() + 148, ' ', 8);
     unsigned sum = 0;
     for (unsigned char c : h) sum += c;
@@ -384,8 +460,8 @@ TEST_CASE("legacy tar: every member pickle is walked") {
     return out;
   };
   std::string zero = Pickle().proto(2).int1(0).stop();
-  std::string tar = tar_member("storages", zero) + tar_member("tensors", zero) + tar_member("pickle", os_system_pickle(2)) +
-                    std::string(1024, '\0');
+  std::string tar = tar_member("storages", zero) + tar_member("tensors", zero) +
+                    tar_member("pickle", os_system_pickle(2)) + std::string(1024, '\0');
   Inspected r = inspect(tar, "old.pt");
   CHECK(r.file->format == Format::kLegacyTar);
   CHECK_MESSAGE(r.has("TL810"), r.text());
@@ -410,17 +486,51 @@ TEST_CASE("absurd sizes are refused before anything is allocated") {
     CHECK(r.file->fatal());
   }
   // A tensor whose shape multiplies past 2^64 elements (and past its 2-element storage).
-  std::string p = Pickle().proto(2).global("collections", "OrderedDict").put(0).empty_tuple().reduce().mark()
-                      .unicode("w").global("torch._utils", "_rebuild_tensor_v2").mark()
-                      .mark().unicode("storage").global("torch", "FloatStorage").unicode("0").unicode("cpu").int1(2).tuple()
-                      .binpersid().int1(0)
-                      .mark().int4(0x7fffffff).int4(0x7fffffff).int4(0x7fffffff).tuple()
-                      .mark().int1(1).int1(1).int1(1).tuple()
-                      .newfalse().get(0).empty_tuple().reduce().tuple().reduce().setitems().stop();
+  std::string p = Pickle()
+                      .proto(2)
+                      .global("collections", "OrderedDict")
+                      .put(0)
+                      .empty_tuple()
+                      .reduce()
+                      .mark()
+                      .unicode("w")
+                      .global("torch._utils", "_rebuild_tensor_v2")
+                      .mark()
+                      .mark()
+                      .unicode("storage")
+                      .global("torch", "FloatStorage")
+                      .unicode("0")
+                      .unicode("cpu")
+                      .int1(2)
+                      .tuple()
+                      .binpersid()
+                      .int1(0)
+                      .mark()
+                      .int4(0x7fffffff)
+                      .int4(0x7fffffff)
+                      .int4(0x7fffffff)
+                      .tuple()
+                      .mark()
+                      .int1(1)
+                      .int1(1)
+                      .int1(1)
+                      .tuple()
+                      .newfalse()
+                      .get(0)
+                      .empty_tuple()
+                      .reduce()
+                      .tuple()
+                      .reduce()
+                      .setitems()
+                      .stop();
   Inspected r = inspect(build_zip(torch_members(p, {std::string(8, '\0')})), "model.pt", true);
   CHECK_MESSAGE(r.has("TL813"), r.text());
   // A zip end record that claims 4 billion entries.
-  std::string z32 = build_zip(torch_members(benign_pickle(), benign_storages()), [] { ZipLayout l; l.zip64 = false; return l; }());
+  std::string z32 = build_zip(torch_members(benign_pickle(), benign_storages()), [] {
+    ZipLayout l;
+    l.zip64 = false;
+    return l;
+  }());
   size_t eocd = z32.rfind(std::string("PK\x05\x06", 4));
   REQUIRE(eocd != std::string::npos);
   std::memset(z32.data() + eocd + 8, 0xff, 4);
@@ -432,9 +542,16 @@ TEST_CASE("verdict by allowlist: what is not known to be safe is TL810, never TL
   // Library callables that execute strings, load code or write files, with no name any
   // denylist carries (graph-module reducers, yaml loaders, file writers).
   for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"torch.fx.graph_module", "reduce_graph_module"}, {"torch.fx.graph_module", "_deserialize_graph_module"},
-           {"yaml", "unsafe_load"}, {"yaml", "full_load"}, {"numpy", "save"}, {"torch", "save"},
-           {"gzip", "open"}, {"bz2", "open"}, {"lzma", "open"}, {"mylib.utils", "Helper"}}) {
+           {"torch.fx.graph_module", "reduce_graph_module"},
+           {"torch.fx.graph_module", "_deserialize_graph_module"},
+           {"yaml", "unsafe_load"},
+           {"yaml", "full_load"},
+           {"numpy", "save"},
+           {"torch", "save"},
+           {"gzip", "open"},
+           {"bz2", "open"},
+           {"lzma", "open"},
+           {"mylib.utils", "Helper"}}) {
     CAPTURE(m);
     CAPTURE(n);
     Inspected r = inspect(zip_with_pickle(Pickle().proto(2).global(m, n).unicode("x").tuple1().reduce().stop()));
@@ -443,18 +560,22 @@ TEST_CASE("verdict by allowlist: what is not known to be safe is TL810, never TL
     CHECK(assess_file_safety(*r.file).level == SafetyLevel::kDangerous);
   }
   // Dotted names that reach a dangerous callable through another module's attributes.
-  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"tempfile", "_os.system"}, {"torch.serialization", "os.system"}, {"torch.hub", "sys.modules.get"},
-           {"shutil", "os.system"}, {"mylib", "_subprocess.Popen"}}) {
+  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{{"tempfile", "_os.system"},
+                                                                                {"torch.serialization", "os.system"},
+                                                                                {"torch.hub", "sys.modules.get"},
+                                                                                {"shutil", "os.system"},
+                                                                                {"mylib", "_subprocess.Popen"}}) {
     CAPTURE(m);
     CAPTURE(n);
-    std::string p = Pickle().proto(4).short_unicode(m).short_unicode(n).stack_global().unicode("x").tuple1().reduce().stop();
+    std::string p =
+        Pickle().proto(4).short_unicode(m).short_unicode(n).stack_global().unicode("x").tuple1().reduce().stop();
     Inspected r = inspect(zip_with_pickle(p));
     CHECK_MESSAGE(r.has("TL810"), r.text());
     CHECK(r.text().find("resolves to") != std::string::npos);
   }
   // Reviewed reconstructors: needs trust, no code found.
-  Inspected ns = inspect(zip_with_pickle(Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop()));
+  Inspected ns =
+      inspect(zip_with_pickle(Pickle().proto(2).global("argparse", "Namespace").empty_tuple().reduce().stop()));
   CHECK_MESSAGE(ns.codes == std::set<std::string>{"TL811"}, ns.text());
   CHECK(assess_file_safety(*ns.file).level == SafetyLevel::kNeedsTrust);
 }
@@ -467,7 +588,11 @@ TEST_CASE("stream vs buffer: an opcode that runs past its FRAME is read differen
   const std::string k = "\x08";
   std::string frame = std::string("\x8c") + k + "A";  // SHORT_BINUNICODE of 8 bytes, 1 inside the frame
   std::string s = "cbuiltins\nopen\n(V/tmp/marker\nVw\ntR";
-  s += (100 - s.size()) % 2 ? std::string("K\x00" "0", 3) : "";
+  s += (100 - s.size()) % 2 ? std::string(
+                                  "K\x00"
+                                  "0",
+                                  3)
+                            : "";
   while (s.size() < 100) s += "N0";
   REQUIRE(s.size() == 100);
   std::string pickle = std::string("\x80\x04\x95", 3);
@@ -498,7 +623,10 @@ TEST_CASE("resources: bombs and opcode floods give one clear finding") {
   CHECK(bomb.file->fatal());
   // 10^6 BUILD opcodes: one finding with a count, not 10^6.
   std::string flood("\x80\x02]", 3);
-  for (int i = 0; i < 1000000; ++i) flood += "K\x01" "b";
+  for (int i = 0; i < 1000000; ++i)
+    flood +=
+        "K\x01"
+        "b";
   flood += ".";
   Inspected r = inspect(flood, "flood.pkl");
   CHECK(r.diagnostics.size() == 1);

@@ -34,10 +34,18 @@ std::string mutate(std::string s, Rng& rng) {
   for (int e = 0; e < edits && !s.empty(); ++e) {
     size_t at = rng.below(s.size());
     switch (rng.below(6)) {
-      case 0: s[at] = static_cast<char>(s[at] ^ (1 << rng.below(8))); break;
-      case 1: s[at] = static_cast<char>(interesting[rng.below(sizeof interesting)]); break;
-      case 2: s.insert(at, 1 + rng.below(8), static_cast<char>(rng.next())); break;
-      case 3: s.erase(at, 1 + rng.below(8)); break;
+      case 0:
+        s[at] = static_cast<char>(s[at] ^ (1 << rng.below(8)));
+        break;
+      case 1:
+        s[at] = static_cast<char>(interesting[rng.below(sizeof interesting)]);
+        break;
+      case 2:
+        s.insert(at, 1 + rng.below(8), static_cast<char>(rng.next()));
+        break;
+      case 3:
+        s.erase(at, 1 + rng.below(8));
+        break;
       case 4: {  // a 4-byte field set to an extreme value
         uint32_t v = rng.below(2) ? 0xFFFFFFFFu : static_cast<uint32_t>(rng.next());
         if (at + 4 <= s.size()) std::memcpy(s.data() + at, &v, 4);
@@ -53,7 +61,8 @@ std::string mutate(std::string s, Rng& rng) {
 }
 
 void exercise(const std::string& bytes, const std::string& name, const Inspected& original) {
-  if (std::getenv("TORCHLINT_MUTATION_DUMP")) std::ofstream(std::getenv("TORCHLINT_MUTATION_DUMP"), std::ios::binary) << bytes;
+  if (std::getenv("TORCHLINT_MUTATION_DUMP"))
+    std::ofstream(std::getenv("TORCHLINT_MUTATION_DUMP"), std::ios::binary) << bytes;
   Inspected r = inspect(bytes, name, true);
   if (r.file->fatal()) CHECK_MESSAGE(r.has("TL813"), name << ": fatal without TL813\n" << r.text());
   TrainingState t = analyze_training_state(r.checkpoint);

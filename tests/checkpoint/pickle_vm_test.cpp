@@ -13,8 +13,25 @@ PickleRun run(const std::string& bytes) { return run_pickle(bytes); }
 }  // namespace
 
 TEST_CASE("protocol 2 containers, memo and constants build the value graph") {
-  std::string p = Pickle().proto(2).empty_dict().put(0).mark().unicode("a").int1(7).unicode("b").empty_list().put(1)
-                      .mark().int4(-5).none().newfalse().appends().unicode("c").get(1).setitems().stop();
+  std::string p = Pickle()
+                      .proto(2)
+                      .empty_dict()
+                      .put(0)
+                      .mark()
+                      .unicode("a")
+                      .int1(7)
+                      .unicode("b")
+                      .empty_list()
+                      .put(1)
+                      .mark()
+                      .int4(-5)
+                      .none()
+                      .newfalse()
+                      .appends()
+                      .unicode("c")
+                      .get(1)
+                      .setitems()
+                      .stop();
   PickleRun r = run(p);
   REQUIRE(r.complete());
   ValueRef root = r.root_ref();
@@ -78,16 +95,16 @@ TEST_CASE("protocol 4: frames, MEMOIZE, STACK_GLOBAL") {
 }
 
 TEST_CASE("malformed input stops where CPython would raise") {
-  CHECK(run(Pickle().proto(2).pop().stop()).status == PickleStatus::kMalformed);            // underflow
-  CHECK(run(Pickle().proto(2).get(3).stop()).status == PickleStatus::kMalformed);           // missing memo key
-  CHECK(run(Pickle().proto(2).mark().stop()).status == PickleStatus::kMalformed);           // STOP below the mark
-  CHECK(run(Pickle().proto(2).tuple().stop()).status == PickleStatus::kMalformed);          // TUPLE without MARK
-  CHECK(run(Pickle().proto(2).byte(0xff).stop()).status == PickleStatus::kMalformed);       // no such opcode
-  CHECK(run(Pickle().proto(7).none().stop()).status == PickleStatus::kMalformed);           // unknown protocol
+  CHECK(run(Pickle().proto(2).pop().stop()).status == PickleStatus::kMalformed);       // underflow
+  CHECK(run(Pickle().proto(2).get(3).stop()).status == PickleStatus::kMalformed);      // missing memo key
+  CHECK(run(Pickle().proto(2).mark().stop()).status == PickleStatus::kMalformed);      // STOP below the mark
+  CHECK(run(Pickle().proto(2).tuple().stop()).status == PickleStatus::kMalformed);     // TUPLE without MARK
+  CHECK(run(Pickle().proto(2).byte(0xff).stop()).status == PickleStatus::kMalformed);  // no such opcode
+  CHECK(run(Pickle().proto(7).none().stop()).status == PickleStatus::kMalformed);      // unknown protocol
   CHECK(run(Pickle().proto(2).int1(42).unicode("os").stack_global().stop()).status == PickleStatus::kMalformed);
   CHECK(run(Pickle().proto(2).unicode("x").tuple1().empty_tuple().reduce().stop()).status == PickleStatus::kMalformed);
   CHECK(run(Pickle().proto(2).empty_list().unicode("k").int1(1).setitem().stop()).status == PickleStatus::kMalformed);
-  CHECK(run(std::string("\x80\x02X\xff\xff\xff\x7f", 8)).status == PickleStatus::kTruncated);  // huge length
+  CHECK(run(std::string("\x80\x02X\xff\xff\xff\x7f", 8)).status == PickleStatus::kTruncated);            // huge length
   CHECK(run(std::string("\x80\x02X\x02\x00\x00\x00\xc3\x28.", 11)).status == PickleStatus::kMalformed);  // bad UTF-8
   CHECK(run("").status == PickleStatus::kTruncated);
 }

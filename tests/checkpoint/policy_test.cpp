@@ -15,12 +15,23 @@ Verdict verdict(const std::string& module, const std::string& name, PickleDialec
 }  // namespace
 
 TEST_CASE("torch's weights_only allowlist is allowed") {
-  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"collections", "OrderedDict"}, {"torch._utils", "_rebuild_tensor_v2"}, {"torch._utils", "_rebuild_parameter"},
-           {"torch", "FloatStorage"}, {"torch", "BFloat16Storage"}, {"torch", "Size"}, {"torch", "device"},
-           {"torch", "bfloat16"}, {"torch", "float8_e4m3fn"}, {"_codecs", "encode"}, {"builtins", "set"},
-           {"__builtin__", "set"}, {"torch._tensor", "_rebuild_from_type_v2"}, {"torch.nn.parameter", "Parameter"},
-           {"torch", "per_tensor_affine"}, {"torch.tensor", "_rebuild_from_type_v2"}}) {
+  for (auto [m, n] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"collections", "OrderedDict"},
+                                                                  {"torch._utils", "_rebuild_tensor_v2"},
+                                                                  {"torch._utils", "_rebuild_parameter"},
+                                                                  {"torch", "FloatStorage"},
+                                                                  {"torch", "BFloat16Storage"},
+                                                                  {"torch", "Size"},
+                                                                  {"torch", "device"},
+                                                                  {"torch", "bfloat16"},
+                                                                  {"torch", "float8_e4m3fn"},
+                                                                  {"_codecs", "encode"},
+                                                                  {"builtins", "set"},
+                                                                  {"__builtin__", "set"},
+                                                                  {"torch._tensor", "_rebuild_from_type_v2"},
+                                                                  {"torch.nn.parameter", "Parameter"},
+                                                                  {"torch", "per_tensor_affine"},
+                                                                  {"torch.tensor", "_rebuild_from_type_v2"}}) {
     CAPTURE(m);
     CAPTURE(n);
     CHECK(verdict(m, n) == Verdict::kAllowed);
@@ -29,15 +40,38 @@ TEST_CASE("torch's weights_only allowlist is allowed") {
 
 TEST_CASE("known-dangerous callables, modules and their submodules") {
   for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"os", "system"}, {"posix", "system"}, {"nt", "system"}, {"subprocess", "Popen"}, {"builtins", "eval"},
-           {"__builtin__", "exec"}, {"builtins", "getattr"}, {"builtins", "__import__"}, {"runpy", "_run_code"},
-           {"pickle", "loads"}, {"_pickle", "loads"}, {"functools", "partial"}, {"operator", "attrgetter"},
-           {"torch", "load"}, {"torch.serialization", "load"}, {"torch.storage", "_load_from_bytes"},
-           {"asyncio.unix_events", "_UnixSubprocessTransport._start"}, {"torch._inductor.codecache", "compile_file"},
-           {"numpy.testing._private.utils", "runstring"}, {"pip", "main"}, {"importlib", "import_module"},
-           {"pkgutil", "resolve_name"}, {"ctypes", "CDLL"}, {"webbrowser", "open"}, {"commands", "getoutput"},
-           {"socket", "create_connection"}, {"urllib.request", "urlopen"}, {"io", "FileIO"}, {"_io", "FileIO"},
-           {"types", "CodeType"}, {"fickling.analysis", "check_safety"}, {"copy_reg", "add_extension"}}) {
+           {"os", "system"},
+           {"posix", "system"},
+           {"nt", "system"},
+           {"subprocess", "Popen"},
+           {"builtins", "eval"},
+           {"__builtin__", "exec"},
+           {"builtins", "getattr"},
+           {"builtins", "__import__"},
+           {"runpy", "_run_code"},
+           {"pickle", "loads"},
+           {"_pickle", "loads"},
+           {"functools", "partial"},
+           {"operator", "attrgetter"},
+           {"torch", "load"},
+           {"torch.serialization", "load"},
+           {"torch.storage", "_load_from_bytes"},
+           {"asyncio.unix_events", "_UnixSubprocessTransport._start"},
+           {"torch._inductor.codecache", "compile_file"},
+           {"numpy.testing._private.utils", "runstring"},
+           {"pip", "main"},
+           {"importlib", "import_module"},
+           {"pkgutil", "resolve_name"},
+           {"ctypes", "CDLL"},
+           {"webbrowser", "open"},
+           {"commands", "getoutput"},
+           {"socket", "create_connection"},
+           {"urllib.request", "urlopen"},
+           {"io", "FileIO"},
+           {"_io", "FileIO"},
+           {"types", "CodeType"},
+           {"fickling.analysis", "check_safety"},
+           {"copy_reg", "add_extension"}}) {
     CAPTURE(m);
     CAPTURE(n);
     CHECK(verdict(m, n) == Verdict::kDangerous);
@@ -45,10 +79,10 @@ TEST_CASE("known-dangerous callables, modules and their submodules") {
 }
 
 TEST_CASE("attribute chains: through a dangerous module or a dunder attribute") {
-  CHECK(verdict("pathlib", "os.system") == Verdict::kDangerous);         // GHSA-5j3x
-  CHECK(verdict("numpy", "size.__globals__") == Verdict::kDangerous);     // modelscan #330
+  CHECK(verdict("pathlib", "os.system") == Verdict::kDangerous);       // GHSA-5j3x
+  CHECK(verdict("numpy", "size.__globals__") == Verdict::kDangerous);  // modelscan #330
   CHECK(verdict("numpy", "__builtins__") == Verdict::kDangerous);
-  CHECK(verdict("mylib", "Outer.Inner") == Verdict::kUnreviewed);        // not known to be safe
+  CHECK(verdict("mylib", "Outer.Inner") == Verdict::kUnreviewed);  // not known to be safe
 }
 
 TEST_CASE("dotted paths resolve through other modules' attributes and private aliases") {
@@ -81,10 +115,17 @@ TEST_CASE("the reviewed list needs trust; anything else is not known to be safe"
   CHECK(verdict("__main__", "Net") == Verdict::kUnreviewed);
   CHECK(verdict("__torch__.torch.nn.modules.linear", "Linear") == Verdict::kUnreviewed);
   // Library callables that execute strings or load code without a dangerous-looking name.
-  for (auto [m, n] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"torch.fx.graph_module", "reduce_graph_module"}, {"torch.fx.graph_module", "_forward_from_src"},
-           {"yaml", "unsafe_load"}, {"yaml", "load"}, {"numpy", "save"}, {"torch", "save"}, {"gzip", "open"},
-           {"bz2", "open"}, {"lzma", "open"}, {"numpy.lib.format", "read_array"}}) {
+  for (auto [m, n] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"torch.fx.graph_module", "reduce_graph_module"},
+                                                                  {"torch.fx.graph_module", "_forward_from_src"},
+                                                                  {"yaml", "unsafe_load"},
+                                                                  {"yaml", "load"},
+                                                                  {"numpy", "save"},
+                                                                  {"torch", "save"},
+                                                                  {"gzip", "open"},
+                                                                  {"bz2", "open"},
+                                                                  {"lzma", "open"},
+                                                                  {"numpy.lib.format", "read_array"}}) {
     CAPTURE(m);
     CAPTURE(n);
     CHECK(runs_unsafe_code(verdict(m, n)));

@@ -18,11 +18,36 @@ inline std::vector<std::pair<std::string, std::string>> seed_inputs() {
   ZipLayout classic;
   classic.zip64 = false;
   seeds.emplace_back("zip32.pt", build_zip(torch_members(benign_pickle(), benign_storages()), classic));
-  std::string magic = Pickle().proto(2).byte(0x8a).byte(10).raw(std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10)).stop();
-  std::string legacy = magic + Pickle().proto(2).raw("M\xe9\x03").stop().bytes() + Pickle().proto(2).empty_dict().stop().bytes() +
-                       Pickle().proto(2).global("torch._utils", "_rebuild_tensor_v2").mark().mark().unicode("storage")
-                           .global("torch", "FloatStorage").unicode("1").unicode("cpu").int1(2).none().tuple().binpersid()
-                           .int1(0).mark().int1(2).tuple().mark().int1(1).tuple().newfalse().none().tuple().reduce().stop().bytes() +
+  std::string magic =
+      Pickle().proto(2).byte(0x8a).byte(10).raw(std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10)).stop();
+  std::string legacy = magic + Pickle().proto(2).raw("M\xe9\x03").stop().bytes() +
+                       Pickle().proto(2).empty_dict().stop().bytes() +
+                       Pickle()
+                           .proto(2)
+                           .global("torch._utils", "_rebuild_tensor_v2")
+                           .mark()
+                           .mark()
+                           .unicode("storage")
+                           .global("torch", "FloatStorage")
+                           .unicode("1")
+                           .unicode("cpu")
+                           .int1(2)
+                           .none()
+                           .tuple()
+                           .binpersid()
+                           .int1(0)
+                           .mark()
+                           .int1(2)
+                           .tuple()
+                           .mark()
+                           .int1(1)
+                           .tuple()
+                           .newfalse()
+                           .none()
+                           .tuple()
+                           .reduce()
+                           .stop()
+                           .bytes() +
                        Pickle().proto(2).empty_list().unicode("1").append().stop().bytes();
   put64(legacy, 2);
   legacy += std::string(8, '\x01');

@@ -76,7 +76,8 @@ std::string message_of(const Report& r, const std::string& code) {
 // Runs the binary; returns its exit status and stdout.
 std::pair<int, std::string> run_cli(const std::string& args) {
   const std::string out_path = "probe_cli_out.txt";
-  const int status = std::system((std::string(TORCHLINT_PROBE_BINARY) + " " + args + " > " + out_path + " 2>/dev/null").c_str());
+  const int status =
+      std::system((std::string(TORCHLINT_PROBE_BINARY) + " " + args + " > " + out_path + " 2>/dev/null").c_str());
   std::ifstream in(out_path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -215,10 +216,10 @@ TEST_CASE("memory: the static estimate for an MLP follows the optimizer formulas
   // 676 fp32 parameters in 4 tensors: weights 2704 B, gradients 2704 B.
   const std::map<OptimizerKind, uint64_t> optimizer_bytes = {
       {OptimizerKind::kSgd, 0},
-      {OptimizerKind::kMomentum, 2704},              // momentum_buffer
-      {OptimizerKind::kAdam, 2 * 2704 + 4 * 4},      // exp_avg, exp_avg_sq + a 4-byte step per tensor
+      {OptimizerKind::kMomentum, 2704},          // momentum_buffer
+      {OptimizerKind::kAdam, 2 * 2704 + 4 * 4},  // exp_avg, exp_avg_sq + a 4-byte step per tensor
       {OptimizerKind::kAdamW, 2 * 2704 + 4 * 4},
-      {OptimizerKind::kAmsgrad, 3 * 2704 + 4 * 4},   // + max_exp_avg_sq
+      {OptimizerKind::kAmsgrad, 3 * 2704 + 4 * 4},  // + max_exp_avg_sq
   };
   for (const auto& [kind, bytes] : optimizer_bytes) {
     ProbeOptions o = options_for("mlp.pt", "x:4x16:float32", {"memory"});
@@ -409,8 +410,8 @@ TEST_CASE("the command line: exit codes, JSON schema, text") {
   CHECK(ok == 0);
   const Json j = Json::parse(json_text);
   CHECK(j["schema"] == kSchema);
-  for (const char* key : {"tool", "exit_code", "fatal", "seconds", "environment", "model", "summary", "checks",
-                          "findings", "warnings"}) {
+  for (const char* key :
+       {"tool", "exit_code", "fatal", "seconds", "environment", "model", "summary", "checks", "findings", "warnings"}) {
     CAPTURE(key);
     CHECK(j.contains(key));
   }

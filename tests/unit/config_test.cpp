@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_dir(const char* name) {
-  fs::path dir = fs::temp_directory_path() / ("torchlint-config-" + std::string(name) + "-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("torchlint-config-" + std::string(name) + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -7,7 +7,8 @@
 // supplementary-plane character (a UTF-16 surrogate pair) are all covered.
 TEST_CASE("primaryLocationLineHash matches GitHub's algorithm") {
   auto h = torchlint::report::primary_location_line_hashes(
-      "import torch\r\n\r\nx = 1  # caf\xc3\xa9 \xf0\x9d\x94\x98\n\tm = torch.nn.DataParallel(net)\n\nx = 1  # caf\xc3\xa9 "
+      "import torch\r\n\r\nx = 1  # caf\xc3\xa9 \xf0\x9d\x94\x98\n\tm = torch.nn.DataParallel(net)\n\nx = 1  # "
+      "caf\xc3\xa9 "
       "\xf0\x9d\x94\x98\n");
   REQUIRE(h.size() == 7);
   CHECK(h[0] == "24a96a73f39647ed:1");

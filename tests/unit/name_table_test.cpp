@@ -26,7 +26,11 @@ TEST_CASE("NameSet finds exactly its names") {
 }
 
 TEST_CASE("NameSet keeps every name of a larger table and nothing else") {
-  NameSet set = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12", "n13", "n14", "n15", "n16", "n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n25", "n26", "n27", "n28", "n29", "n30", "n31", "n32", "n33", "n34", "n35", "n36", "n37", "n38", "n39", "n40", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48", "n49", "n50", "n51", "n52", "n53", "n54", "n55", "n56", "n57", "n58", "n59", "n60", "n61", "n62", "n63"};
+  NameSet set = {"n0",  "n1",  "n2",  "n3",  "n4",  "n5",  "n6",  "n7",  "n8",  "n9",  "n10", "n11", "n12",
+                 "n13", "n14", "n15", "n16", "n17", "n18", "n19", "n20", "n21", "n22", "n23", "n24", "n25",
+                 "n26", "n27", "n28", "n29", "n30", "n31", "n32", "n33", "n34", "n35", "n36", "n37", "n38",
+                 "n39", "n40", "n41", "n42", "n43", "n44", "n45", "n46", "n47", "n48", "n49", "n50", "n51",
+                 "n52", "n53", "n54", "n55", "n56", "n57", "n58", "n59", "n60", "n61", "n62", "n63"};
   for (int i = 0; i < 64; ++i) CHECK(set.contains("n" + std::to_string(i)));
   for (int i = 64; i < 200; ++i) CHECK_FALSE(set.contains("n" + std::to_string(i)));
   NameSet empty = {};
@@ -109,7 +113,7 @@ TEST_CASE("WordScanner finds whole identifiers only, in code, strings and commen
   CHECK(scan("opt.step()\n# the DataLoader below\n") == "0110");
   CHECK(scan("s = 'DataLoader'") == "0010");
   CHECK(scan("def __getitem__(self, i):") == "0001");
-  CHECK(scan("Linear") == "1000");                 // at both ends of the text
+  CHECK(scan("Linear") == "1000");                     // at both ends of the text
   CHECK(scan("\xc3\xa9step step\xc3\xa9") == "0000");  // non-ASCII letters belong to the name
   CHECK(scan("x.step\n") == "0100");
   CHECK_THROWS_AS(WordScanner({"two words"}), std::logic_error);

@@ -8,7 +8,8 @@ TEST_CASE("project pass: reachability through other files and no-grad call sites
   FileFacts train;
   train.module = "train";
   train.functions.push_back({"train.<module>", {}, {{"train.main", {}}}});
-  train.functions.push_back({"train.main", {}, {{"utils.set_seed", {}}, {"engine.fit", {}}, {"engine.evaluate", {"no-grad"}}}});
+  train.functions.push_back(
+      {"train.main", {}, {{"utils.set_seed", {}}, {"engine.fit", {}}, {"engine.evaluate", {"no-grad"}}}});
   FileFacts utils;
   utils.module = "src.utils";
   utils.functions.push_back({"src.utils.set_seed", {"seeds-torch"}, {}});

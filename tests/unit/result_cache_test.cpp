@@ -48,7 +48,8 @@ TEST_CASE("file results survive serialization; any damaged byte string is reject
   CHECK(back->facts.functions[0].calls[0].contexts == std::vector<std::string>{"no-grad"});
 
   // Truncations and bit flips: rejected or decoded, never out of bounds.
-  for (size_t cut = 0; cut < bytes.size(); ++cut) CHECK_FALSE(deserialize_file_result(std::string_view(bytes).substr(0, cut)));
+  for (size_t cut = 0; cut < bytes.size(); ++cut)
+    CHECK_FALSE(deserialize_file_result(std::string_view(bytes).substr(0, cut)));
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::string damaged = bytes;
     damaged[i] = static_cast<char>(damaged[i] ^ 0xA5);

@@ -33,7 +33,8 @@ struct Probe final : Rule {
     o.qualname = call.qualname.value_or("?");
     o.no_grad = m.in_no_grad();
     o.autocast = m.in_context(GradContext::kAutocast);
-    o.receiver_kind = ts_node_is_null(call.receiver) ? "" : std::string(api::value_kind_name(m.infer_value(call.receiver).kind));
+    o.receiver_kind =
+        ts_node_is_null(call.receiver) ? "" : std::string(api::value_kind_name(m.infer_value(call.receiver).kind));
     o.main_guard = m.in_main_guard();
     o.loop_depth = m.loop_depth();
     o.function = m.function().name;
@@ -251,7 +252,8 @@ if __name__ == "__main__":
 }
 
 TEST_CASE("deep nesting and syntax errors do not stop the traversal") {
-  std::string deep = "x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\nimport torch\ntorch.load('a')\n";
+  std::string deep =
+      "x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\nimport torch\ntorch.load('a')\n";
   auto o = observe(deep);
   CHECK(o.at("torch.load").qualname == "torch.serialization.load");
   auto broken = observe("import torch\ndef f(:\n    pass\ntorch.load('a')\n");
@@ -269,8 +271,8 @@ struct LoopProbe final : Rule {
     std::string line = std::to_string(loop.depth) + (loop.trains() ? " trains:" : ":");
     for (const auto& e : loop.events) {
       static const char* names[] = {"zero_grad", "forward", "backward", "step", "sched", "call"};
-      line += std::string(" ") + names[static_cast<int>(e.kind)] + "(" + (e.callee.empty() ? e.receiver : e.callee) + ")" +
-              (e.conditional ? "?" : "");
+      line += std::string(" ") + names[static_cast<int>(e.kind)] + "(" + (e.callee.empty() ? e.receiver : e.callee) +
+              ")" + (e.conditional ? "?" : "");
     }
     out->push_back(line);
   }
@@ -310,9 +312,10 @@ for epoch in range(10):
   checker.run();
   ts_tree_delete(tree);
   REQUIRE(loops.size() == 2);
-  CHECK(loops[0] ==
-        "1 trains: forward(model) backward(scaler.scale(loss_fn(out, y))) call(train.loss_fn) step(opt)? zero_grad(opt)? "
-        "call(engine.log_metrics)");
+  CHECK(
+      loops[0] ==
+      "1 trains: forward(model) backward(scaler.scale(loss_fn(out, y))) call(train.loss_fn) step(opt)? zero_grad(opt)? "
+      "call(engine.log_metrics)");
   CHECK(loops[1] ==
         "0 trains: forward(model) backward(scaler.scale(loss_fn(out, y))) call(train.loss_fn) step(opt)? "
         "zero_grad(opt)? call(engine.log_metrics) sched(sched)");

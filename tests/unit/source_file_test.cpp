@@ -18,7 +18,9 @@ TEST_CASE("line index and code-point columns") {
 
 TEST_CASE("UTF-8 validation finds the first bad byte") {
   CHECK_FALSE(SourceFile("x.py", "ok = 'ünïcode ✓ 𝔘'").find_invalid_utf8());
-  auto bad = SourceFile("x.py", std::string("ab\xff" "cd")).find_invalid_utf8();
+  auto bad = SourceFile("x.py", std::string("ab\xff"
+                                            "cd"))
+                 .find_invalid_utf8();
   REQUIRE(bad);
   CHECK(bad->offset == 2);
   CHECK(bad->byte == 0xff);

@@ -77,8 +77,9 @@ TEST_CASE("field() gives the same answers inside and outside a cache scope, acro
 }
 
 TEST_CASE("child_containing and ancestors agree with ts_node_parent") {
-  Tree t("import os\n\n\nclass A:\n    def f(self, x):\n        for i in range(3):\n            if x:\n"
-         "                y = g(x[i]).h  # c\n        return y\n");
+  Tree t(
+      "import os\n\n\nclass A:\n    def f(self, x):\n        for i in range(3):\n            if x:\n"
+      "                y = g(x[i]).h  # c\n        return y\n");
   // Every node's chain of parents, computed by tree-sitter, against one descent.
   std::vector<TSNode> all;
   walk_named(t.root(), [&](TSNode n, uint32_t) {
@@ -126,7 +127,8 @@ TEST_CASE("ancestors of an empty MISSING node") {
   ts_tree_cursor_delete(&c);
   REQUIRE_FALSE(ts_node_is_null(missing));
   std::vector<TSNode> expected;
-  for (TSNode p = ts_node_parent(missing); !ts_node_is_null(p); p = ts_node_parent(p)) expected.insert(expected.begin(), p);
+  for (TSNode p = ts_node_parent(missing); !ts_node_is_null(p); p = ts_node_parent(p))
+    expected.insert(expected.begin(), p);
   std::vector<TSNode> got = ancestors(missing);
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) CHECK(ts_node_eq(got[i], expected[i]));
