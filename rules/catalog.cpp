@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "rule_docs.h"
 
@@ -23,11 +25,25 @@ const std::vector<RuleInfo>& rule_catalog() {
            .fixable = fixable_,                                                                               \
            .security_severity = security,                                                                     \
            .precision = precision_},
+#define TORCHLINT_ENGINE_RULE(code, role)
 #include "catalog.def"
+#undef TORCHLINT_ENGINE_RULE
 #undef TORCHLINT_CATALOG
 #undef TORCHLINT_LIST
     };
-    for (auto& r : all) r.doc = rule_doc(r.code);
+    const std::pair<std::string_view, EngineRule> engine_rules[] = {
+#define TORCHLINT_CATALOG(...)
+#define TORCHLINT_ENGINE_RULE(code, role) {code, EngineRule::role},
+#include "catalog.def"
+#undef TORCHLINT_ENGINE_RULE
+#undef TORCHLINT_CATALOG
+    };
+    for (auto& r : all) {
+      r.doc = rule_doc(r.code);
+      for (const auto& [code, role] : engine_rules) {
+        if (r.code == code) r.engine_rule = role;
+      }
+    }
     return all;
   }();
   return rules;

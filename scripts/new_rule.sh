@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Scaffolds a new rule (like clang-tidy's add_new_check.py): its implementation, its doc,
-# must-flag and must-not-flag fixtures, its catalog line and its registration line. The
+# must-flag and must-not-flag fixtures and its catalog line. Nothing else is edited: the
+# build lists every rules/<kind>/TLnnn-name.cpp by itself (rules/CMakeLists.txt). The
 # rule then builds, is listed by `torchlint rules`, and the catalog test checks it; fill in
 # the logic, the doc and the fixtures, and add the code to its checklist item
 # (checklists/pytorch-best-practices.toml).
@@ -116,8 +117,6 @@ import torch
 
 model = torch.nn.Linear(2, 2)
 EOF
-  echo "TORCHLINT_RULE(${ident}_rule)" >>"$root/rules/rules.def"
-  echo "registered in rules/rules.def"
   echo "TORCHLINT_CATALOG(\"$code\", \"$name\", kWarning, true, false, \"\", \"high\", (\"$item\"), (kPython))" >>"$catalog"
   echo "declared in rules/catalog.def"
   ;;
@@ -151,7 +150,7 @@ EOF
   doc | sed 's/```python/```text/' | write "$root/rules/checkpoint/$base.md"
   echo "TORCHLINT_CATALOG(\"$code\", \"$name\", kWarning, true, false, \"\", \"high\", (\"$item\"), (kCheckpoint))" >>"$catalog"
   echo "declared in rules/catalog.def"
-  echo "next: add ${ident}_rule to linter/registry/checkpoint_rules.cpp, and bad_*/good_* cases to fixtures/checkpoints/cases.toml (makers in make.py)"
+  echo "next: bad_*/good_* cases to fixtures/checkpoints/cases.toml (makers in make.py)"
   ;;
 cpp)
   write "$root/rules/cpp/$base.cpp" <<EOF
@@ -191,7 +190,6 @@ EOF
 
 int main() { return 0; }
 EOF
-  echo "TORCHLINT_CPP_RULE(\"$code\", $ident)" >>"$root/rules/cpp/rules.def"
-  echo "registered in rules/cpp/rules.def; add kCpp to the code's languages in rules/catalog.def"
+  echo "next: add kCpp to the code's languages in rules/catalog.def"
   ;;
 esac

@@ -44,9 +44,9 @@ const Analyzer* analyzer_for(const std::filesystem::path& path, const std::vecto
 }
 
 void unused_suppressions(const Slot& slot, const RuleRegistry& registry, std::vector<Diagnostic>& out) {
-  auto index = registry.index_of(kUnusedSuppressionCode);
-  if (!index || !slot.enabled.contains(*index)) return;
-  const RuleInfo& info = registry.rules()[*index];
+  size_t index = registry.engine_rule_index(EngineRule::kUnusedSuppression);
+  if (!slot.enabled.contains(index)) return;
+  const RuleInfo& info = registry.rules()[index];
   for (const auto& s : slot.result.suppressions) {
     for (size_t i = 0; i < s.codes.size(); ++i) {
       if (s.used[i]) continue;

@@ -20,9 +20,6 @@
 
 namespace torchlint {
 
-inline constexpr const char* kParseErrorCode = "TL000";
-inline constexpr const char* kUnusedSuppressionCode = "TL001";
-
 // What a front-end keeps between lints of one file (its last parse tree and the text it
 // parsed) so that the next lint of an edited text re-parses only what changed. The caller
 // (the language server) owns one per open file and passes it to every lint of that file,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <string>
 
 namespace torchlint {
 
@@ -34,5 +35,15 @@ std::optional<size_t> RuleRegistry::index_of(std::string_view code) const {
   }
   return std::nullopt;
 }
+
+size_t RuleRegistry::engine_rule_index(EngineRule role) const {
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    if (rules_[i].engine_rule == role) return i;
+  }
+  throw std::logic_error("no rule in the registry is the engine's role " + std::to_string(static_cast<int>(role)) +
+                         " (rules/catalog.def TORCHLINT_ENGINE_RULE)");
+}
+
+const RuleInfo& RuleRegistry::engine_rule(EngineRule role) const { return rules_[engine_rule_index(role)]; }
 
 }  // namespace torchlint

@@ -17,6 +17,10 @@ class RuleRegistry {
   // By code ("TL304") or kebab name ("unsafe-torch-load"); case-insensitive codes.
   const RuleInfo* find(std::string_view code_or_name) const;
   std::optional<size_t> index_of(std::string_view code) const;
+  // The rule the catalog gives to one of the engine's own findings; a registry without it
+  // (a catalog that lost the entry) is a programming error and throws logic_error.
+  const RuleInfo& engine_rule(EngineRule role) const;
+  size_t engine_rule_index(EngineRule role) const;
 
  private:
   std::vector<RuleInfo> rules_;

@@ -1,6 +1,7 @@
 #pragma once
 // What every consumer (selection, outputs, docs, checklists) needs to know about a rule,
 // independent of the front-end that implements it.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,14 @@ enum class Severity { kInfo, kWarning, kError };
 std::string_view severity_name(Severity s);
 
 enum class Language { kPython, kCpp, kCheckpoint, kProbe };
+
+// The findings the engine reports itself rather than a rule: it knows them by role, and the
+// catalog says which code and policy each role has, so no code is spelled in the engine.
+enum class EngineRule : uint8_t {
+  kNone,
+  kParseError,         // a file that could not be read or parsed
+  kUnusedSuppression,  // a `noqa` that suppressed nothing
+};
 
 struct RuleInfo {
   std::string code;  // stable, never reused: "TL304"
@@ -26,6 +35,7 @@ struct RuleInfo {
   std::string_view precision = "high";
   // The rule's Markdown doc (first line "# CODE: name", then the one-sentence summary).
   std::string_view doc;
+  EngineRule engine_rule = EngineRule::kNone;
 
   // The doc's first sentence: the summary used by `rules`, statistics and SARIF.
   std::string summary() const;

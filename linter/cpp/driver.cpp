@@ -468,6 +468,7 @@ std::optional<fs::path> find_project_header(const fs::path& root, const std::str
 
 CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& registry) {
   CppLintResult result;
+  const RuleInfo& parse_error = registry.engine_rule(EngineRule::kParseError);
   std::string resource_dir = options.resource_dir.empty() ? default_resource_dir() : options.resource_dir;
   std::error_code ec;
   if (!resource_dir.empty() && !fs::is_directory(fs::path(resource_dir) / "include", ec)) {
@@ -783,9 +784,9 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
                              " (findings that need " + (slot.standins.size() > 1 ? "their" : "its") +
                              " declarations are not reported). Give the include path with -p BUILD_DIR "
                              "(compile_commands.json), --extra-arg=-IDIR, or [tool.torchlint.cpp] extra-args");
-    } else if (slot.failed && options.enabled.contains(kParseErrorCode)) {
+    } else if (slot.failed && options.enabled.contains(parse_error.code)) {
       std::string where = slot.error_where.empty() ? "" : " (in " + slot.error_where + ")";
-      make(kParseErrorCode, slot.error_offset, slot.error_offset,
+      make(parse_error.code, slot.error_offset, slot.error_offset,
            "clang could not compile this file, C++ findings may be partial: " + slot.error + where);
     }
     std::set<std::pair<std::string, unsigned>> seen;  // template instantiations repeat matches

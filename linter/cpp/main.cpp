@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
 
   RuleRegistry registry;
   register_catalog(registry);
-  std::set<std::string> cpp_codes = {kParseErrorCode};
+  std::set<std::string> cpp_codes = {registry.engine_rule(EngineRule::kParseError).code};
   for (const auto& c : cpp::cpp_rule_codes()) cpp_codes.insert(c);
   if (list) {
     for (const auto& r : registry.rules()) {

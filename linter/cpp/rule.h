@@ -94,7 +94,7 @@ struct CppRuleEntry {
   RuleFactory make;
 };
 
-// Every C++ rule of this build (rules/cpp/rules.def).
+// Every C++ rule of this build: one per file rules/cpp/TLnnn-name.cpp, in code order.
 const std::vector<CppRuleEntry>& cpp_rules();
 
 }  // namespace torchlint::cpp

@@ -88,7 +88,8 @@ TSTree* parse_with_memo(ParseMemo& memo, std::string_view source) {
   return tree;
 }
 
-PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<RuleEntry>& rules) {
+PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<RuleEntry>& rules)
+    : parse_error_(&registry.engine_rule(EngineRule::kParseError)) {
   for (const auto& entry : rules) {
     if (!entry.make) continue;  // reported by the front-end or the session, not a per-file rule
     auto index = registry.index_of(entry.info.code);
@@ -106,11 +107,11 @@ PythonAnalyzer::PythonAnalyzer(const RuleRegistry& registry, const std::vector<R
   if (!words.empty()) trigger_words_.emplace(std::move(words));
 }
 
-static Diagnostic file_level_error(const SourceFile& file, uint32_t offset, std::string message) {
+Diagnostic PythonAnalyzer::file_level_error(const SourceFile& file, uint32_t offset, std::string message) const {
   Diagnostic d;
-  d.code = kParseErrorCode;
-  d.name = "parse-error";
-  d.severity = Severity::kError;
+  d.code = parse_error_->code;
+  d.name = parse_error_->name;
+  d.severity = parse_error_->severity;
   d.path = file.path();
   d.start_byte = offset;
   d.end_byte = offset;
@@ -200,7 +201,7 @@ FileResult PythonAnalyzer::analyze_source(const SourceFile& file, const Analysis
     }
     active.push_back({r.info, r.entry->make(), r.entry->events});
   }
-  Checker checker(file, tree, options, std::move(active));
+  Checker checker(file, tree, options, std::move(active), *parse_error_);
   result = checker.run();
   ts_tree_delete(tree);
   if (encoding_error) result.diagnostics.push_back(std::move(*encoding_error));

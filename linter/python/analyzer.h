@@ -20,7 +20,10 @@ class PythonAnalyzer final : public Analyzer {
  private:
   FileResult analyze_source(const SourceFile& file, const AnalysisOptions& options) const;
   FileResult analyze_notebook(const SourceFile& file, const AnalysisOptions& options) const;
+  // A finding under the catalog's parse-error rule for a file that is not Python source.
+  Diagnostic file_level_error(const SourceFile& file, uint32_t offset, std::string message) const;
 
+  const RuleInfo* parse_error_;  // the catalog's rule for files that do not parse
   struct Registered {
     const RuleEntry* entry;
     size_t index;  // in the registry

@@ -54,8 +54,14 @@ size_t CallEvent::positional_count() const {
 
 // ---------------------------------------------------------------------------------
 
-Checker::Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules)
-    : file_(file), tree_(tree), options_(options), rules_(std::move(rules)), model_(file.text(), options.module) {}
+Checker::Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules,
+                 const RuleInfo& parse_error)
+    : file_(file),
+      tree_(tree),
+      options_(options),
+      rules_(std::move(rules)),
+      parse_error_(parse_error),
+      model_(file.text(), options.module) {}
 
 Analysis* Checker::find_analysis(const void* key) {
   for (auto& a : analyses_) {
@@ -241,9 +247,9 @@ FileResult Checker::run() {
   result_.facts.functions.push_back(std::move(top.facts));
   if (first_error_) {
     Diagnostic d;
-    d.code = kParseErrorCode;
-    d.name = "parse-error";
-    d.severity = Severity::kError;
+    d.code = parse_error_.code;
+    d.name = parse_error_.name;
+    d.severity = parse_error_.severity;
     d.path = file_.path();
     d.start_byte = ts_node_start_byte(first_error_->first);
     d.end_byte = ts_node_end_byte(first_error_->first);

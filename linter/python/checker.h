@@ -18,7 +18,9 @@ class Checker final : public RuleContext {
     EventMask events = ~EventMask{0};  // what the rule handles: nothing else is dispatched to it
   };
 
-  Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules);
+  // `parse_error`: the catalog's rule for a syntax error, reported with the findings.
+  Checker(const SourceFile& file, TSTree* tree, const AnalysisOptions& options, std::vector<ActiveRule> rules,
+          const RuleInfo& parse_error);
   FileResult run();
 
   const SemanticModel& model() const override { return model_; }
@@ -82,6 +84,7 @@ class Checker final : public RuleContext {
   TSTree* tree_;
   const AnalysisOptions& options_;
   std::vector<ActiveRule> rules_;
+  const RuleInfo& parse_error_;
   struct ActiveAnalysis {
     const void* key;
     std::unique_ptr<Analysis> analysis;

@@ -1,6 +1,6 @@
 #pragma once
-// The checkpoint rules (TL8xx): one per .cpp in rules/checkpoint/, listed in
-// checkpoint_rules.cpp. They run on what linter/checkpoint built, through `torchlint ckpt`
+// The checkpoint rules (TL8xx): one per .cpp in rules/checkpoint/, each file a line of
+// the list rules/CMakeLists.txt generates. They run on what linter/checkpoint built, through `torchlint ckpt`
 // (and `torchlint check --include-checkpoints`).
 #include <vector>
 

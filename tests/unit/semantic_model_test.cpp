@@ -65,7 +65,8 @@ Observed observe(const std::string& code, const std::string& module = "train") {
   info.name = "probe";
   std::vector<Checker::ActiveRule> rules;
   rules.push_back({&info, std::make_unique<Probe>(&o.calls)});
-  Checker checker(file, tree, options, std::move(rules));
+  const RuleInfo parse_error{.code = "TL000", .name = "parse-error", .severity = Severity::kError};
+  Checker checker(file, tree, options, std::move(rules), parse_error);
   o.result = checker.run();
   ts_tree_delete(tree);
   return o;
@@ -308,7 +309,8 @@ for epoch in range(10):
   info.name = "probe";
   std::vector<Checker::ActiveRule> rules;
   rules.push_back({&info, std::make_unique<LoopProbe>(&loops)});
-  Checker checker(file, tree, options, std::move(rules));
+  const RuleInfo parse_error{.code = "TL000", .name = "parse-error", .severity = Severity::kError};
+  Checker checker(file, tree, options, std::move(rules), parse_error);
   checker.run();
   ts_tree_delete(tree);
   REQUIRE(loops.size() == 2);
