@@ -5,10 +5,12 @@
 # automationDetails category); the first run builds the precompiled header of
 # <torch/torch.h> in a private cache, the second (SARIF) uses it, and a run without the PCH
 # gives the same findings; without torchlint-cpp it says so once.
-# usage: cpp_e2e_test.sh TORCHLINT SOURCE_DIR
+# usage: cpp_e2e_test.sh TORCHLINT SOURCE_DIR EXPECT_MARKS
+# (EXPECT_MARKS: tests/support/expect_marks_main.cpp, the tests' one reader of the marks)
 set -euo pipefail
 torchlint=$(realpath "$1")
 src=$(realpath "$2")
+expect_marks=$(realpath "$3")
 if [[ ! -f /usr/include/torch/csrc/api/include/torch/torch.h ]]; then
   echo "LibTorch headers not installed (libtorch-dev): skipped"; exit 0
 fi
@@ -28,14 +30,11 @@ rc=$?
 set -e
 cat "$work/err.txt"
 [[ $rc -eq 1 ]] || { echo "expected exit 1 (findings), got $rc"; exit 1; }
-/usr/bin/python3 - "$work/out.json" mnist_train.cpp <<'PY'
-import json, re, sys
+"$expect_marks" mnist_train.cpp > "$work/marks.json" || { echo "mnist_train.cpp: malformed expect marks"; exit 1; }
+/usr/bin/python3 - "$work/out.json" mnist_train.cpp "$work/marks.json" <<'PY'
+import json, sys
 found = {(d["location"]["row"], d["code"]) for d in json.load(open(sys.argv[1])) if d["filename"].endswith(sys.argv[2])}
-expected = set()
-for n, line in enumerate(open(sys.argv[2]), 1):
-    m = re.search(r"//.*\bexpect:\s*([A-Z0-9, ]+)", line)
-    if m:
-        expected |= {(n, c.strip()) for c in m.group(1).split(",") if c.strip()}
+expected = {(m["line"], m["code"]) for m in json.load(open(sys.argv[3]))}
 ok = True
 for k in sorted(found - expected): print("Noisy:", k); ok = False
 for k in sorted(expected - found): print("Missing:", k); ok = False

@@ -1,5 +1,6 @@
 // Runs torchlint over every fixture and compares with the `# expect: TLxxx` marks in the
-// fixture files: every finding must be marked and every mark must be found.
+// fixture files (read by tests/support/expect_marks.h): every finding must be marked and
+// every mark must be found.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,51 +8,20 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "catalog.h"
 #include "cli/check_command.h"
 #include "core/fixes.h"
+#include "support/expect_marks.h"
 
 namespace fs = std::filesystem;
 using namespace torchlint;
+using testing::CommentSyntax;
+using testing::Mark;
 
 namespace {
-
-using Key = std::tuple<std::string, uint32_t, std::string>;  // path, line, code
-
-std::set<Key> expectations(const fs::path& root) {
-  std::set<Key> out;
-  static const std::regex mark(R"(#\s*expect:\s*([A-Za-z0-9_,\s-]+))");
-  std::vector<fs::path> files;
-  if (fs::is_directory(root)) {
-    for (const auto& e : fs::recursive_directory_iterator(root)) {
-      if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
-    }
-  } else {
-    files.push_back(root);
-  }
-  for (const auto& file : files) {
-    std::ifstream in(file);
-    std::string line;
-    uint32_t n = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      std::smatch m;
-      if (!std::regex_search(line, m, mark)) continue;
-      std::stringstream codes(m[1].str());
-      std::string code;
-      while (std::getline(codes, code, ',')) {
-        code.erase(0, code.find_first_not_of(" \t"));
-        code.erase(code.find_last_not_of(" \t\r") + 1);
-        if (!code.empty()) out.insert({file.lexically_normal().generic_string(), n, code});
-      }
-    }
-  }
-  return out;
-}
 
 // Per-rule tallies over the cases of one test, for its precision/recall table.
 struct Tally {
@@ -73,9 +43,18 @@ void print_tallies(const Tallies& tallies) {
   }
 }
 
+struct CaseCheck {
+  std::string problems;  // empty when the findings are exactly the marks
+  std::set<Mark> marks;
+};
+
 // Lints one fixture case (a file, or a directory as one project) with every rule. A rule
 // fixture is a program of its own: the other cases beside it give it no context.
-std::string check_case(const fs::path& path, Tallies& tallies, bool project_context = true) {
+CaseCheck check_case(const fs::path& path, Tallies& tallies, bool project_context = true) {
+  testing::Marks marks = testing::read_marks(path, CommentSyntax::kHash);
+  const std::set<Mark>& expected = marks.marks;
+  std::ostringstream report;
+  for (const auto& e : marks.errors) report << "  error: " << e << "\n";
   cli::CheckRequest request;
   request.paths = {path.generic_string()};
   request.project_context = project_context;
@@ -83,12 +62,10 @@ std::string check_case(const fs::path& path, Tallies& tallies, bool project_cont
   request.jobs = 2;
   std::string error;
   auto run = cli::run_check(request, error);
-  if (!run) return "  error: " + error + "\n";
-  std::set<Key> expected = expectations(path);
-  std::ostringstream report;
-  std::set<Key> found;
+  if (!run) return {report.str() + "  error: " + error + "\n", std::move(marks.marks)};
+  std::set<Mark> found;
   for (const auto& d : run->outcome.diagnostics) {
-    Key key{fs::path(d.path).lexically_normal().generic_string(), d.start.line, d.code};
+    Mark key{fs::path(d.path).lexically_normal().generic_string(), d.start.line, d.code};
     found.insert(key);
     if (expected.contains(key)) ++tallies[d.code].true_positives;
     if (!expected.contains(key)) {
@@ -99,12 +76,12 @@ std::string check_case(const fs::path& path, Tallies& tallies, bool project_cont
   }
   for (const auto& key : expected) {
     if (!found.contains(key)) {
-      ++tallies[std::get<2>(key)].false_negatives;
-      report << "  Missing: " << std::get<0>(key) << ":" << std::get<1>(key) << " " << std::get<2>(key) << "\n";
+      ++tallies[key.code].false_negatives;
+      report << "  Missing: " << key.path << ":" << key.line << " " << key.code << "\n";
     }
   }
   for (const auto& e : run->outcome.errors) report << "  error: " << e.path << ": " << e.message << "\n";
-  return report.str();
+  return {report.str(), std::move(marks.marks)};
 }
 
 std::vector<fs::path> cases_in(const fs::path& rule_dir) {
@@ -139,12 +116,19 @@ TEST_CASE("every fixture's findings match its expect marks") {
     CHECK_MESSAGE(std::any_of(dir_cases.begin(), dir_cases.end(),
                               [](const fs::path& c) { return c.filename().string().starts_with("good"); }),
                   dir.generic_string() << " has no good_* case");
+    const std::string code = dir.filename().string().substr(0, dir.filename().string().find('-'));
     for (const auto& c : dir_cases) {
       ++cases;
-      std::string problems = check_case(c, tallies, /*project_context=*/false);
-      if (!problems.empty()) {
+      CaseCheck check = check_case(c, tallies, /*project_context=*/false);
+      if (!check.problems.empty()) {
         ++failures;
-        FAIL_CHECK(c.generic_string() << ":\n" << problems);
+        FAIL_CHECK(c.generic_string() << ":\n" << check.problems);
+      }
+      // A flagged case that marks nothing of its rule would pass with the rule silent.
+      if (c.filename().string().starts_with("bad")) {
+        CHECK_MESSAGE(
+            std::any_of(check.marks.begin(), check.marks.end(), [&](const Mark& m) { return m.code == code; }),
+            c.generic_string() << " is a bad_* case without an `expect: " << code << "` mark");
       }
     }
   }
@@ -156,8 +140,9 @@ TEST_CASE("every fixture's findings match its expect marks") {
 TEST_CASE("the sample project's findings match its expect marks") {
   REQUIRE(fs::is_directory("fixtures/sample_project"));
   Tallies tallies;
-  std::string problems = check_case("fixtures/sample_project", tallies);
-  CHECK_MESSAGE(problems.empty(), "fixtures/sample_project:\n" << problems);
+  CaseCheck check = check_case("fixtures/sample_project", tallies);
+  CHECK_MESSAGE(check.problems.empty(), "fixtures/sample_project:\n" << check.problems);
+  CHECK_FALSE(check.marks.empty());  // the project carries expect marks at all
 }
 
 TEST_CASE("realistic training projects: findings match their expect marks") {
@@ -173,8 +158,8 @@ TEST_CASE("realistic training projects: findings match their expect marks") {
   Tallies tallies;
   size_t marks = 0;
   for (const auto& p : projects) {
-    std::string problems = check_case(p, tallies);
-    CHECK_MESSAGE(problems.empty(), p.generic_string() << ":\n" << problems);
+    CaseCheck check = check_case(p, tallies);
+    CHECK_MESSAGE(check.problems.empty(), p.generic_string() << ":\n" << check.problems);
   }
   for (const auto& [code, t] : tallies) marks += t.true_positives + t.false_negatives;
   CHECK(marks > 0);  // the projects carry expect marks at all

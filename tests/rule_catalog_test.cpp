@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "cli/check_command.h"
+#include "support/expect_marks.h"
 
 namespace fs = std::filesystem;
 using namespace torchlint;
@@ -27,20 +28,12 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
+// Whether a fixture case (a file, or a directory as one project) marks a line with exactly
+// `code`; a mark that does not parse fails the test.
 bool contains_mark(const fs::path& p, const std::string& code) {
-  auto has = [&](const fs::path& f) {
-    std::string text = read_all(f);
-    for (size_t pos = text.find("expect:"); pos != std::string::npos; pos = text.find("expect:", pos + 1)) {
-      size_t eol = text.find('\n', pos);
-      if (text.substr(pos, eol - pos).find(code) != std::string::npos) return true;
-    }
-    return false;
-  };
-  if (fs::is_regular_file(p)) return has(p);
-  for (const auto& e : fs::recursive_directory_iterator(p)) {
-    if (e.is_regular_file() && e.path().extension() == ".py" && has(e.path())) return true;
-  }
-  return false;
+  testing::Marks marks = testing::read_marks(p, testing::CommentSyntax::kHash);
+  for (const auto& e : marks.errors) FAIL_CHECK(e);
+  return std::any_of(marks.marks.begin(), marks.marks.end(), [&](const testing::Mark& m) { return m.code == code; });
 }
 
 }  // namespace
@@ -108,18 +101,14 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
     // fixtures/checkpoints/cases.toml under <CODE>-<name>/, and tests/checkpoint's fixture
     // test checks each file gives exactly the codes its `expect` lists.
     if (rule.languages == std::vector<Language>{Language::kCheckpoint}) {
-      auto cases = toml::parse_file("fixtures/checkpoints/cases.toml");
-      REQUIRE_MESSAGE(cases, "fixtures/checkpoints/cases.toml does not parse");
+      testing::CheckpointCases cases = testing::read_checkpoint_cases("fixtures/checkpoints/cases.toml");
+      for (const auto& e : cases.errors) FAIL_CHECK(e);
       std::string dir = rule.code + "-" + rule.name + "/";
       bool bad = false, good = false;
-      for (const auto& node : *cases.table()["case"].as_array()) {
-        const auto& c = *node.as_table();
-        std::string file = c["file"].value_or(std::string());
+      for (const auto& c : cases.cases) {
+        const std::string& file = c.file;
         if (!file.starts_with(dir)) continue;
-        bool expects = false;
-        if (const auto* e = c["expect"].as_array()) {
-          for (const auto& code : *e) expects = expects || code.value_or(std::string()) == rule.code;
-        }
+        bool expects = c.expect.contains(rule.code);
         if (file.substr(dir.size()).starts_with("bad") && expects) bad = true;
         if (file.substr(dir.size()).starts_with("good")) {
           good = true;
@@ -135,6 +124,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
     bool bad = false, good = false;
     for (const auto& e : fs::directory_iterator(dir)) {
       std::string name = e.path().filename().string();
+      // A case is a .py file or a directory (the golden test's cases), not a .fixed snapshot.
+      if (!e.is_directory() && e.path().extension() != ".py") continue;
       if (name.starts_with("bad") && contains_mark(e.path(), rule.code)) bad = true;
       if (name.starts_with("good")) {
         good = true;
