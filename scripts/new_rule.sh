@@ -148,9 +148,37 @@ ckpt::CheckpointRuleEntry ${ident}_rule() {
 }  // namespace torchlint
 EOF
   doc | sed 's/```python/```text/' | write "$root/rules/checkpoint/$base.md"
+  write "$root/fixtures/checkpoints/$base/cases.toml" <<EOF
+# The cases of $code, made by fixtures/checkpoints/make.py with the makers in makers.py
+# beside this file: \`file\` is relative to this folder, \`expect\` the exact codes it gives.
+
+[[case]]
+file = "bad_example.pt"
+maker = "bad_example"
+expect = ["$code"]
+
+[[case]]
+file = "good_example.pt"
+maker = "good_example"
+expect = []
+EOF
+  write "$root/fixtures/checkpoints/$base/makers.py" <<EOF
+"""Makers of the $code cases: each writes one checkpoint with the real torch.save. They
+run inside make.py and use its helpers (save, net, torch) as globals."""
+
+
+def bad_example(path):
+    """A checkpoint the rule must flag."""
+    save({"model": net().state_dict()}, path)  # noqa: F821 (make.py's helpers)
+
+
+def good_example(path):
+    """A near miss the rule must not flag."""
+    save({"model": net().state_dict()}, path)  # noqa: F821
+EOF
   echo "TORCHLINT_CATALOG(\"$code\", \"$name\", kWarning, true, false, \"\", \"high\", (\"$item\"), (kCheckpoint))" >>"$catalog"
   echo "declared in rules/catalog.def"
-  echo "next: bad_*/good_* cases to fixtures/checkpoints/cases.toml (makers in make.py)"
+  echo "next: make the cases in fixtures/checkpoints/$base/ mean what they say"
   ;;
 cpp)
   write "$root/rules/cpp/$base.cpp" <<EOF

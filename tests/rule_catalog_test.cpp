@@ -97,11 +97,11 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
       continue;
     }
     // Checkpoint rules run on checkpoint files, which make.py writes with the real
-    // torch.save at test time: their cases are the `[[case]]` entries of
-    // fixtures/checkpoints/cases.toml under <CODE>-<name>/, and tests/checkpoint's fixture
+    // torch.save at test time: their cases are the `[[case]]` entries under <CODE>-<name>/
+    // of fixtures/checkpoints/cases.toml or of the rule folder's own cases.toml, and tests/checkpoint's fixture
     // test checks each file gives exactly the codes its `expect` lists.
     if (rule.languages == std::vector<Language>{Language::kCheckpoint}) {
-      testing::CheckpointCases cases = testing::read_checkpoint_cases("fixtures/checkpoints/cases.toml");
+      testing::CheckpointCases cases = testing::read_checkpoint_fixture_cases("fixtures/checkpoints");
       for (const auto& e : cases.errors) FAIL_CHECK(e);
       std::string dir = rule.code + "-" + rule.name + "/";
       bool bad = false, good = false;
@@ -115,8 +115,8 @@ TEST_CASE("every rule has a doc, fixtures and checklist items") {
           CHECK_MESSAGE(!expects, file << " is a must-not-flag case but expects " << rule.code);
         }
       }
-      CHECK_MESSAGE(bad, rule.code << " has no flagged case (bad*) in fixtures/checkpoints/cases.toml");
-      CHECK_MESSAGE(good, rule.code << " has no must-not-flag case (good*) in fixtures/checkpoints/cases.toml");
+      CHECK_MESSAGE(bad, rule.code << " has no flagged case (bad*) in fixtures/checkpoints");
+      CHECK_MESSAGE(good, rule.code << " has no must-not-flag case (good*) in fixtures/checkpoints");
       continue;
     }
     fs::path dir = fs::path("fixtures/python") / (rule.code + "-" + rule.name);

@@ -34,7 +34,7 @@ std::string join(const std::set<std::string>& s) {
 
 TEST_CASE("every generated fixture gives exactly the expected findings") {
   torchlint::testing::CheckpointCases table =
-      torchlint::testing::read_checkpoint_cases(std::string(TORCHLINT_SOURCE_DIR) + "/fixtures/checkpoints/cases.toml");
+      torchlint::testing::read_checkpoint_fixture_cases(std::string(TORCHLINT_SOURCE_DIR) + "/fixtures/checkpoints");
   for (const auto& e : table.errors) FAIL_CHECK(e);
   fs::path dir = fixture_dir();
   // python3-torch is a test dependency, and `ctest` runs make.py first (checkpoint_fixtures):

@@ -203,4 +203,23 @@ CheckpointCases read_checkpoint_cases(const fs::path& cases_toml) {
   return out;
 }
 
+CheckpointCases read_checkpoint_fixture_cases(const fs::path& dir) {
+  CheckpointCases out = read_checkpoint_cases(dir / "cases.toml");
+  std::vector<fs::path> rule_dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "cases.toml")) rule_dirs.push_back(e.path());
+  }
+  std::sort(rule_dirs.begin(), rule_dirs.end());
+  for (const auto& rule_dir : rule_dirs) {
+    CheckpointCases more = read_checkpoint_cases(rule_dir / "cases.toml");
+    for (auto& c : more.cases) {
+      c.file = rule_dir.filename().generic_string() + "/" + c.file;
+      out.cases.push_back(std::move(c));
+    }
+    out.errors.insert(out.errors.end(), more.errors.begin(), more.errors.end());
+  }
+  return out;
+}
+
 }  // namespace torchlint::testing

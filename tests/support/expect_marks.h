@@ -70,4 +70,9 @@ struct CheckpointCases {
 // "expects nothing"); so is a file without cases.
 CheckpointCases read_checkpoint_cases(const std::filesystem::path& cases_toml);
 
+// Every checkpoint fixture case: `dir`/cases.toml, then each rule folder's own
+// `dir`/<CODE>-<name>/cases.toml (what scripts/new_rule.sh writes), whose `file`s are
+// relative to that folder and so come back prefixed with it. Folders in name order.
+CheckpointCases read_checkpoint_fixture_cases(const std::filesystem::path& dir);
+
 }  // namespace torchlint::testing
