@@ -1,9 +1,8 @@
 #include "all_rules.h"
 
-#include <stdexcept>
-
 #include "catalog.h"
 #include "registry/checkpoint_rules.h"
+#include "registry/rule_list.h"
 
 namespace torchlint {
 
@@ -15,15 +14,7 @@ namespace torchlint {
 const std::vector<python::RuleEntry>& python_rules() {
   static const std::vector<python::RuleEntry> rules = [] {
     std::vector<python::RuleEntry> all;
-    // The file name gives the code; the factory takes its entry from the catalog by the
-    // code it spells, and a file renamed without its code (or the reverse) is caught here.
-    auto add = [&](std::string_view code, python::RuleEntry entry) {
-      if (entry.info.code != code) {
-        throw std::logic_error("rules/python/" + std::string(code) + "-*.cpp registers " + entry.info.code);
-      }
-      all.push_back(std::move(entry));
-    };
-#define TORCHLINT_RULE(code, name) add(code, name##_rule());
+#define TORCHLINT_RULE(code, name) add_listed_rule(all, "python", code, name##_rule());
 #include "rules/python_rules.inc"
 #undef TORCHLINT_RULE
     return all;

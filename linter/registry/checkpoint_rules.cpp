@@ -1,8 +1,7 @@
 #include "checkpoint_rules.h"
 
-#include <stdexcept>
-
 #include "catalog.h"
+#include "registry/rule_list.h"
 
 namespace torchlint {
 
@@ -14,13 +13,7 @@ namespace torchlint {
 const std::vector<ckpt::CheckpointRuleEntry>& checkpoint_rules() {
   static const std::vector<ckpt::CheckpointRuleEntry> rules = [] {
     std::vector<ckpt::CheckpointRuleEntry> all;
-    auto add = [&](std::string_view code, ckpt::CheckpointRuleEntry entry) {
-      if (entry.info.code != code) {
-        throw std::logic_error("rules/checkpoint/" + std::string(code) + "-*.cpp registers " + entry.info.code);
-      }
-      all.push_back(std::move(entry));
-    };
-#define TORCHLINT_CHECKPOINT_RULE(code, name) add(code, name##_rule());
+#define TORCHLINT_CHECKPOINT_RULE(code, name) add_listed_rule(all, "checkpoint", code, name##_rule());
 #include "rules/checkpoint_rules.inc"
 #undef TORCHLINT_CHECKPOINT_RULE
     return all;
