@@ -12,27 +12,19 @@ namespace torchlint::python {
 
 namespace {
 
-std::string lower(std::string_view s) { return ascii_lower(s); }
-
-std::string_view last_of(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
 // The lower-case `_`-separated tokens of the last component of a dotted name, without
 // heap allocation for the short names code uses (what name_tokens returns, as views).
 class Tokens {
  public:
   explicit Tokens(std::string_view name) {
-    name = last_of(name);
+    name = last_dotted_part(name);
     if (name.size() > sizeof(buf_)) {
       heap_.assign(name);
       text_ = heap_.data();
     } else {
       text_ = buf_;
     }
-    for (size_t i = 0; i < name.size(); ++i)
-      text_[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    for (size_t i = 0; i < name.size(); ++i) text_[i] = ascii_lower_char(name[i]);
     size_t i = 0;
     while (i < name.size()) {
       while (i < name.size() && !std::isalnum(static_cast<unsigned char>(text_[i]))) ++i;
@@ -87,15 +79,10 @@ bool has_config_token(const Tokens& tokens) {
 // ---------------------------------------------------------------------------------
 // Names
 
-std::string_view last_component(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
 std::vector<std::string> name_tokens(std::string_view name) {
   std::vector<std::string> out;
   std::string current;
-  for (char c : lower(last_component(name))) {
+  for (char c : ascii_lower(last_dotted_part(name))) {
     if (std::isalnum(static_cast<unsigned char>(c))) {
       current += c;
     } else if (!current.empty()) {
@@ -107,21 +94,10 @@ std::vector<std::string> name_tokens(std::string_view name) {
   return out;
 }
 
-// Whether `name` contains `needle` (lower case), ignoring case: a cheap test that rules
-// out most names before they are split into tokens.
-bool contains_lower(std::string_view name, std::string_view needle) {
-  if (needle.size() > name.size()) return false;
-  for (size_t i = 0; i + needle.size() <= name.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(name[i + k])) == needle[k]) ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
-
 bool names_optimizer(std::string_view name) {
-  // Every optimizer token below contains "optim".
-  if (!contains_lower(last_component(name), "optim")) return false;
+  // Every optimizer token below contains "optim": a cheap test that rules out most names
+  // before they are split into tokens.
+  if (ascii_ifind(last_dotted_part(name), "optim") == std::string_view::npos) return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"state", "sd", "lr", "scheduler", "sched"})) return false;
   return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
@@ -129,8 +105,9 @@ bool names_optimizer(std::string_view name) {
 
 bool names_scheduler(std::string_view name) {
   // Every scheduler token below contains "sched" or "lrs".
-  std::string_view last = last_component(name);
-  if (!contains_lower(last, "sched") && !contains_lower(last, "lrs")) return false;
+  std::string_view last = last_dotted_part(name);
+  if (ascii_ifind(last, "sched") == std::string_view::npos && ascii_ifind(last, "lrs") == std::string_view::npos)
+    return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"}))
     return false;
@@ -138,7 +115,7 @@ bool names_scheduler(std::string_view name) {
 }
 
 bool names_model(std::string_view name) {
-  std::string n = lower(last_component(name));
+  std::string n = ascii_lower(last_dotted_part(name));
   static const NameSet exact = {
       "model", "net",      "network", "classifier", "encoder", "decoder", "generator", "discriminator", "netg",
       "netd",  "backbone", "policy",  "ema_model",  "teacher", "student", "module",    "models",
@@ -483,7 +460,7 @@ bool is_literal_constant(TSNode node) {
 // What a key says its value is.
 void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict, std::string_view source) {
   Tokens tokens(key);
-  std::string k = lower(key);
+  std::string k = ascii_lower(key);
   bool constant = !ts_node_is_null(value) && is_literal_constant(value);
   bool config = has_config_token(tokens);
   if (!constant && !config &&
@@ -529,7 +506,7 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   // `accelerator.unwrap_model(model).state_dict()`: the unwrapped argument.
   if (syn.kind(expr) == Kind::kCall) {
     TSNode callee = field(expr, syn.fields().function);
-    if (lower(model.text(callee)).find("unwrap") != std::string::npos) {
+    if (ascii_lower(model.text(callee)).find("unwrap") != std::string::npos) {
       TSNode args = field(expr, syn.fields().arguments);
       if (!ts_node_is_null(args) && ts_node_named_child_count(args) > 0) expr = ts_node_named_child(args, 0);
     }
@@ -541,7 +518,7 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   ValueInfo v = model.infer_value(expr);
   // Unknown values are judged by the name of the object they are rooted at (`model.module`).
   std::string_view name = root.empty() ? std::string_view(text) : std::string_view(root);
-  std::string_view last = last_component(name);
+  std::string_view last = last_dotted_part(name);
   Tokens tokens(last);
   switch (v.kind) {
     case ValueKind::kOptimizer:
@@ -681,9 +658,9 @@ bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
   const Fields& f = Syntax::get().fields();
   std::string text;
   if (loop.is_for) {
-    text = lower(model.text(field(loop.node, f.left))) + " " + lower(model.text(loop.iter));
+    text = ascii_lower(model.text(field(loop.node, f.left))) + " " + ascii_lower(model.text(loop.iter));
   } else {
-    text = lower(model.text(field(loop.node, f.condition)));
+    text = ascii_lower(model.text(field(loop.node, f.condition)));
   }
   return text.find("epoch") != std::string::npos || text.find("step") != std::string::npos ||
          text.find("iter") != std::string::npos;
@@ -977,7 +954,7 @@ bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, cons
   auto named_as = [&](const std::string& name) {
     for (const auto& s : checkpoint.dict.saved) {
       if (s == name || s.starts_with(name + ".") || s.starts_with(name + "[")) return true;
-      if (last_component(s) == last_component(name)) return true;
+      if (last_dotted_part(s) == last_dotted_part(name)) return true;
     }
     return false;
   };
@@ -1031,7 +1008,7 @@ bool is_route_verb(std::string_view verb) {
 }
 
 bool names_app(std::string_view name) {
-  std::string n = lower(last_component(name));
+  std::string n = ascii_lower(last_dotted_part(name));
   static const NameSet exact = {
       "app", "application", "api", "router", "bp", "blueprint", "server", "routes", "api_router", "web_app",
   };
@@ -1149,7 +1126,7 @@ bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& m
     TSNode callee = is_call ? field(expr, f.function) : expr;
     if (auto q = model.resolve_qualified_name(callee)) {
       if (*q == "bentoml.api") return true;
-      if (q->starts_with("litestar.") && is_route_verb(last_component(*q))) return true;
+      if (q->starts_with("litestar.") && is_route_verb(last_dotted_part(*q))) return true;
     }
     if (!is_call || syn.kind(callee) != Kind::kAttribute) return false;
     std::string_view verb = model.text(field(callee, f.attribute));

@@ -18,7 +18,6 @@ namespace torchlint::python {
 
 // Lower-case `_`-separated tokens of the last component of a dotted name.
 std::vector<std::string> name_tokens(std::string_view name);
-std::string_view last_component(std::string_view dotted);
 // A variable named like an optimizer (`optimizer`, `g_optim`, `optimizer_d`), not like its
 // configuration (`optimizer_cfg`, `optimizer_name`).
 bool names_optimizer(std::string_view name);

@@ -2,6 +2,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
+#include "core/text.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -27,7 +28,7 @@ bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
     std::string_view r = model.text(call.receiver);
     if (r.ends_with(".grad") || r.ends_with(".grad.data")) return true;
   }
-  std::string_view spelled = last_name(call.method.empty() ? model.text(call.callee) : call.method);
+  std::string_view spelled = last_dotted_part(call.method.empty() ? model.text(call.callee) : call.method);
   // Every name below contains "grad": most calls are decided without a lower-case copy.
   auto has_grad = [](std::string_view s) {
     for (size_t i = 0; i + 4 <= s.size(); ++i) {
@@ -38,7 +39,7 @@ bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
     return false;
   };
   if (!has_grad(spelled)) return false;
-  std::string name = lower(spelled);
+  std::string name = ascii_lower(spelled);
   if (name.find("zero_grad") != std::string::npos) return true;
   return name.find("grad") != std::string::npos &&
          (name.find("zero") != std::string::npos || name.find("reset") != std::string::npos ||

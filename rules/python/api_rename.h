@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/text.h"
 #include "python/rule.h"
 
 namespace torchlint::python::rename {
@@ -15,7 +16,6 @@ inline std::string_view parent_of(std::string_view q) {
   size_t dot = q.rfind('.');
   return dot == std::string_view::npos ? std::string_view() : q.substr(0, dot);
 }
-inline std::string_view last_of(std::string_view q) { return q.substr(q.rfind('.') + 1); }
 
 // `<obj>.old(...)` -> a call of `replacement`: the attribute is renamed when `<obj>` is
 // already the replacement's module, else the callee is spelled from the file's own `torch`
@@ -31,7 +31,7 @@ inline std::optional<Fix> callee_fix(TSNode callee, std::string_view replacement
   auto module = model.resolve_qualified_name(object);
   if (module && *module == parent_of(replacement)) {
     fix.edits.push_back(
-        {ts_node_start_byte(attribute), ts_node_end_byte(attribute), std::string(last_of(replacement))});
+        {ts_node_start_byte(attribute), ts_node_end_byte(attribute), std::string(last_dotted_part(replacement))});
     return fix;
   }
   const Binding* torch = model.lookup("torch");
@@ -70,7 +70,7 @@ inline std::optional<Fix> from_import_fix(
     std::string imported(model.text(name));
     auto replacement = replacement_of(module + "." + imported);
     if (!replacement) return std::nullopt;
-    std::string_view parent = parent_of(*replacement), last = last_of(*replacement);
+    std::string_view parent = parent_of(*replacement), last = last_dotted_part(*replacement);
     std::string bound = aliased ? std::string(model.text(field(child, syn.fields().alias))) : imported;
     single = "from " + std::string(parent) + " import " + std::string(last) + (last == bound ? "" : " as " + bound);
     same_names &= last == imported;

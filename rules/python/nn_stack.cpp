@@ -4,6 +4,8 @@
 // nn_stack.h (TL501-TL506).
 #include "nn_stack.h"
 
+#include "core/text.h"
+
 namespace torchlint::python::nn_stack {
 
 // Interp is the class Tracker befriends, so it lives in this namespace (not an anonymous one).
@@ -564,9 +566,7 @@ Tracker::ClassFlow Tracker::analyse(const ClassInfo& cls, TSNode class_node, con
   }
   // A hand-written norm layer (`class LayerNorm(nn.Module)`) normalises whatever its
   // forward looks like.
-  std::string lower_name = cls.qualname.substr(cls.qualname.rfind('.') + 1);
-  for (char& c : lower_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower_name.find("norm") != std::string::npos) flow.any_norm = true;
+  if (ascii_ifind(last_dotted_part(cls.qualname), "norm") != std::string_view::npos) flow.any_norm = true;
   BlockSummary summary;
   summary.known = flow.analysed && !flow.unknown_modules;
   summary.depth = flow.depth;

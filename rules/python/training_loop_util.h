@@ -18,12 +18,9 @@
 
 namespace torchlint::python::loop_util {
 
-inline std::string lower(std::string_view s) { return ascii_lower(s); }
-inline std::string_view last_name(std::string_view dotted) { return last_dotted_part(dotted); }
-
 // How two spellings of one object compare: `self.optimizer` and `optimizer` are the same
 // optimizer in practice; `opt_g` and `opt_d` are not.
-inline std::string key(std::string_view receiver) { return lower(last_name(receiver)); }
+inline std::string key(std::string_view receiver) { return ascii_lower(last_dotted_part(receiver)); }
 
 inline bool contains(TSNode outer, TSNode inner) {
   return !ts_node_is_null(outer) && !ts_node_is_null(inner) && ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
@@ -328,7 +325,7 @@ class TensorNames final : public Analysis {
       if (attr == "shape" || attr == "device" || attr == "dtype" || attr == "grad_fn" || attr == "requires_grad")
         return Origin::kUnknown;
       // outputs.loss of a Hugging Face model
-      if (o == Origin::kOutput && lower(attr).find("loss") != std::string::npos) return Origin::kLoss;
+      if (o == Origin::kOutput && ascii_ifind(attr, "loss") != std::string_view::npos) return Origin::kLoss;
       return o == Origin::kOutput || o == Origin::kDetached ? o : Origin::kUnknown;
     }
     if (k == Kind::kCall) {
