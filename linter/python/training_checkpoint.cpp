@@ -94,7 +94,7 @@ std::vector<std::string> name_tokens(std::string_view name) {
   return out;
 }
 
-bool names_optimizer(std::string_view name) {
+bool variable_names_optimizer(std::string_view name) {
   // Every optimizer token below contains "optim": a cheap test that rules out most names
   // before they are split into tokens.
   if (ascii_ifind(last_dotted_part(name), "optim") == std::string_view::npos) return false;
@@ -103,7 +103,7 @@ bool names_optimizer(std::string_view name) {
   return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
 }
 
-bool names_scheduler(std::string_view name) {
+bool variable_names_scheduler(std::string_view name) {
   // Every scheduler token below contains "sched" or "lrs".
   std::string_view last = last_dotted_part(name);
   if (ascii_ifind(last, "sched") == std::string_view::npos && ascii_ifind(last, "lrs") == std::string_view::npos)
@@ -317,15 +317,15 @@ ValueKind classify_assignment(std::string_view target, TSNode value, const Seman
     }
     // Diffusion noise schedulers and the like have no optimizer state.
     if (q && q->starts_with("diffusers.") && !q->starts_with("diffusers.optimization.")) return ValueKind::kUnknown;
-    if (names_optimizer(target)) return ValueKind::kOptimizer;
-    if (names_scheduler(target)) return ValueKind::kScheduler;
+    if (variable_names_optimizer(target)) return ValueKind::kOptimizer;
+    if (variable_names_scheduler(target)) return ValueKind::kScheduler;
     return ValueKind::kUnknown;
   }
   if (k == Kind::kIdentifier || k == Kind::kAttribute) {
     // `self.optimizer = optimizer`: a parameter handed in.
     std::string_view source = model.text(value);
-    if (names_optimizer(target) && names_optimizer(source)) return ValueKind::kOptimizer;
-    if (names_scheduler(target) && names_scheduler(source)) return ValueKind::kScheduler;
+    if (variable_names_optimizer(target) && variable_names_optimizer(source)) return ValueKind::kOptimizer;
+    if (variable_names_scheduler(target) && variable_names_scheduler(source)) return ValueKind::kScheduler;
   }
   return ValueKind::kUnknown;
 }
@@ -416,7 +416,7 @@ std::vector<TrainingObject> TrainingObjects::parameters(RuleContext& ctx, ValueK
     const Binding* b = model.lookup(name);
     bool by_kind = b && b->value.kind == kind;
     bool by_name = (!b || b->value.kind == ValueKind::kUnknown) &&
-                   (kind == ValueKind::kOptimizer ? names_optimizer(name) : names_scheduler(name));
+                   (kind == ValueKind::kOptimizer ? variable_names_optimizer(name) : variable_names_scheduler(name));
     if (!by_kind && !by_name) continue;
     TrainingObject o;
     o.kind = kind;
@@ -535,9 +535,9 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
     default:
       return;
   }
-  if (names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
+  if (variable_names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
     dict.optimizer_state = dict.progress = true;
-  } else if (names_scheduler(last)) {
+  } else if (variable_names_scheduler(last)) {
     dict.scheduler_state = dict.progress = true;
   } else if (names_model(last)) {
     dict.model_state = true;

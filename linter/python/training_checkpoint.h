@@ -19,11 +19,16 @@ namespace torchlint::python {
 // Lower-case `_`-separated tokens of the last component of a dotted name.
 std::vector<std::string> name_tokens(std::string_view name);
 // A variable named like an optimizer (`optimizer`, `g_optim`, `optimizer_d`), not like its
-// configuration (`optimizer_cfg`, `optimizer_name`).
-bool names_optimizer(std::string_view name);
+// configuration or state (`optimizer_cfg`, `optimizer_name`, `optim_state`) nor like
+// command-line options (`opt`). Stricter than api::receiver_names_optimizer, which judges
+// the receiver of a `.step()` or `.zero_grad()` (the call already says "optimizer", so
+// `opt.step()` is one): here nothing but the name says what an assignment target or a
+// parameter holds, and a wrong "yes" makes the checkpoint rules ask for an object to be
+// saved that is not an optimizer.
+bool variable_names_optimizer(std::string_view name);
 // A variable named like an LR scheduler (`scheduler`, `lr_scheduler`, `sched`), not a
-// diffusion noise scheduler or a schedule's configuration.
-bool names_scheduler(std::string_view name);
+// diffusion noise scheduler or a schedule's configuration. Strict in the same way.
+bool variable_names_scheduler(std::string_view name);
 // A variable named like a model (`model`, `net`, `ema_model`, `backbone`).
 bool names_model(std::string_view name);
 // The object an expression is rooted at: `model` for `model.module.to(d)`, `self.net`

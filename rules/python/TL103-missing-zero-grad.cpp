@@ -75,7 +75,8 @@ class MissingZeroGrad final : public Rule {
       // `model.zero_grad()`, `self.zero_grad()`: which optimizer owns those parameters is
       // not known, so it counts for all of them.
       // `for opt in optimizers: opt.zero_grad()`: which ones is not known either.
-      if (!names_optimizer(e.receiver) || is_loop_variable(e.node, e.receiver, model.source())) zeroes_any_model = true;
+      if (!api::receiver_names_optimizer(e.receiver) || is_loop_variable(e.node, e.receiver, model.source()))
+        zeroes_any_model = true;
       zeroed.insert(key(e.receiver));
     }
     if (zeroes_any_model) return;

@@ -29,9 +29,6 @@ inline bool contains(TSNode outer, TSNode inner) {
 
 inline uint32_t line_of(TSNode n) { return ts_node_start_point(n).row + 1; }
 
-// The names the engine itself reads as optimizers (`opt`, `optimizer_g`, `self.optim`).
-inline bool names_optimizer(std::string_view receiver) { return api::receiver_names_optimizer(receiver); }
-
 // Whether `node` runs only sometimes per execution of `stop` (a loop): under an `if`/`elif`/
 // `else` branch, a conditional expression's branch, the right operand of `and`/`or`, an
 // `except` handler, a `case`, a nested `while`, or inside a nested def/lambda that the
