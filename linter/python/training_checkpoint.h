@@ -1,9 +1,10 @@
 #pragma once
 // What the checkpoint rules (TL301–TL303) agree a training checkpoint is, and the small
 // pieces of knowledge the serialization and serving rules share (TL306, TL701–TL703):
-// which optimizers and LR schedulers the code has, which names hold models, and which
-// functions are request handlers of a web or model-serving app. The trackers are shared
-// analyses (computed once per file, see Analysis); each rule decides what is missing.
+// which optimizers and LR schedulers the code has, which names hold models, which calls
+// are library calls. The trackers are shared analyses (computed once per file, see
+// Analysis); each rule decides what is missing. Which functions are request handlers is
+// the serving rules' own analysis (rules/python/shared/serving.h).
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -166,31 +167,5 @@ class TrainingCheckpointTracker final : public Analysis {
 
 // Reads a dict literal or `dict(...)` call into what it holds; nullopt when `expr` is neither.
 std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticModel& model);
-
-// --- Request handlers -----------------------------------------------------------------
-
-// Knows the web and model-serving apps of a file (FastAPI, Flask, Starlette, Litestar,
-// Sanic, Quart, aiohttp, BentoML, Ray Serve) and which functions they route requests to.
-class RequestHandlers final : public Analysis {
- public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override;
-  // Whether the function being traversed is a request handler.
-  bool current_is_handler(RuleContext& ctx);
-  // Whether any function of the file can be a request handler: false when the file names
-  // no web or serving framework and has no route path literal, which is what every way
-  // is_handler recognises a handler needs. Decided once per file from its text.
-  bool may_have_handlers(RuleContext& ctx);
-  // Whether `name` ("pipe", "self.yolo") holds the result of a library call that is not a
-  // torch model run by forward (HF pipelines, tokenizers, YOLO wrappers, ONNX sessions).
-  bool is_library_callable(std::string_view name, RuleContext& ctx) const;
-
- private:
-  bool is_handler(const FunctionState& fn, const SemanticModel& model) const;
-  std::unordered_set<std::string> apps_;               // names bound to app/router objects
-  std::unordered_set<std::string> services_;           // names bound to bentoml.Service objects
-  std::unordered_set<std::string> library_callables_;  // "<owner>|name"
-  std::unordered_map<const void*, bool> cache_;
-  std::optional<bool> may_have_handlers_;
-};
 
 }  // namespace torchlint::python
