@@ -7,7 +7,7 @@
 #include "core/name_table.h"
 #include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {

@@ -3,9 +3,9 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "python/device_util.h"
+#include "python/shared/device.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
