@@ -1,4 +1,5 @@
 // TL103 missing-zero-grad: a training loop steps an optimizer whose gradients it never zeroes.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"

@@ -1,5 +1,6 @@
 // TL104 training-step-order: within one iteration, gradients are cleared between backward()
 // and step(), or the optimizer steps before the backward pass that should feed it.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"

@@ -1,5 +1,6 @@
 // TL105 scheduler-never-stepped: a learning-rate scheduler is created and never stepped, so
 // the learning rate stays at its initial value.
+#include <algorithm>
 #include <cstring>
 
 #include "catalog.h"

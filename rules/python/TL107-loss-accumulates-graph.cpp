@@ -1,5 +1,6 @@
 // TL107 loss-accumulates-graph: a loss tensor is added to a running total across the
 // iterations of a training loop, keeping every iteration's autograd graph alive.
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>

@@ -1,5 +1,6 @@
 // TL109 train-mode-not-restored: a model put in eval mode inside the training loop is not
 // put back in train mode before it trains again.
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 

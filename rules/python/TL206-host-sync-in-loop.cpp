@@ -1,5 +1,6 @@
 // TL206 host-sync-in-loop: every iteration of the hot training loop copies a tensor to the
 // host (`.item()`, `.cpu()`, `print(loss)`), which makes the CPU wait for the GPU.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"

@@ -1,4 +1,5 @@
 // TL208 empty-cache-in-loop: torch.cuda.empty_cache() on every iteration of a training loop.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"

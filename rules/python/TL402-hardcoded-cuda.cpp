@@ -4,7 +4,6 @@
 #include "core/name_table.h"
 #include "core/text.h"
 #include "python/rule.h"
-#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
