@@ -1,5 +1,5 @@
 #pragma once
-// Edits of a call's argument list shared by the rules' fixes.
+// Edits of a call's argument list shared by the rules' fixes (TL213, TL304).
 #include <optional>
 #include <string>
 
@@ -9,18 +9,6 @@ namespace torchlint::python {
 
 // `, <text>` after the call's last argument (before a trailing comma's newline); nullopt
 // for a call with no argument or no argument list.
-inline std::optional<Fix> append_argument(const CallEvent& call, std::string text, std::string message) {
-  const Syntax& syn = Syntax::get();
-  if (ts_node_is_null(call.arguments)) return std::nullopt;
-  TSNode last{};
-  for (TSNode arg : named_children(call.arguments)) {
-    if (syn.kind(arg) != Kind::kComment) last = arg;
-  }
-  if (ts_node_is_null(last)) return std::nullopt;
-  Fix fix;
-  fix.message = std::move(message);
-  fix.edits.push_back({ts_node_end_byte(last), ts_node_end_byte(last), ", " + text});
-  return fix;
-}
+std::optional<Fix> append_argument(const CallEvent& call, std::string text, std::string message);
 
 }  // namespace torchlint::python
