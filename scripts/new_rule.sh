@@ -4,7 +4,8 @@
 # build lists every rules/<kind>/TLnnn-name.cpp by itself (rules/CMakeLists.txt). The
 # rule then builds, is listed by `torchlint rules`, and the catalog test checks it; fill in
 # the logic, the doc and the fixtures, and add the code to its checklist item
-# (checklists/pytorch-best-practices.toml).
+# (checklists/pytorch-best-practices.toml). Logic another rule needs too goes in
+# rules/python/shared/ (a .h/.cpp pair), not in the rule's file.
 #
 # usage: scripts/new_rule.sh python|checkpoint|cpp CODE NAME [CHECKLIST_ITEM]
 #   scripts/new_rule.sh python TL220 dataloader-prefetch-factor A2

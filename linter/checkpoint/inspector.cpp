@@ -11,6 +11,7 @@
 #include <set>
 
 #include "container.h"
+#include "core/text.h"
 #include "value_scan.h"
 
 namespace torchlint::ckpt {
@@ -124,10 +125,7 @@ bool has_checkpoint_extension(const std::string& filename) {
   static const std::set<std::string> exts = {".pt",     ".pth",   ".ckpt", ".bin",     ".safetensors", ".pkl",
                                              ".pickle", ".npy",   ".npz",  ".pth.tar", ".pt.tar",      ".ckpt.tar",
                                              ".joblib", ".model", ".pt2",  ".mar"};
-  std::string ext = checkpoint_extension(filename);
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return exts.contains(ext);
+  return exts.contains(ascii_lower(checkpoint_extension(filename)));
 }
 
 std::string role_from_filename(const std::string& filename) {

@@ -11,10 +11,8 @@ namespace torchlint::ckpt {
 
 namespace {
 
-std::string lower(std::string_view s) { return ascii_lower(s); }
-
 bool one_of(std::string_view key, std::initializer_list<std::string_view> names) {
-  std::string k = lower(key);
+  std::string k = ascii_lower(key);
   return std::any_of(names.begin(), names.end(), [&](std::string_view n) { return k == n; });
 }
 
@@ -295,7 +293,7 @@ class Analyzer {
 };
 
 bool named_like_training_checkpoint(const std::string& path) {
-  std::string name = lower(std::filesystem::path(path).filename().string());
+  std::string name = ascii_lower(std::filesystem::path(path).filename().string());
   if (name.ends_with(".ckpt")) return true;
   for (const char* word : {"checkpoint", "ckpt", "snapshot", "resume", "last"}) {
     if (name.find(word) != std::string::npos) return true;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/text.h"
 #include "inflate.h"
 
 namespace torchlint::ckpt {
@@ -27,8 +28,6 @@ constexpr uint16_t kFlagPatched = 0x20;
 constexpr uint16_t kFlagStrongEncryption = 0x40;
 constexpr uint16_t kFlagUtf8 = 0x800;
 constexpr uint16_t kFlagMaskedLocal = 0x2000;
-
-inline char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
 std::string show(std::string_view name) { return printable(name, 80); }
 
@@ -100,17 +99,11 @@ std::string ZipEntry::unreadable() const {
 
 size_t FoldedHash::operator()(std::string_view s) const noexcept {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the lower-cased bytes
-  for (char c : s) h = (h ^ static_cast<unsigned char>(lower(c))) * 1099511628211ull;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(ascii_lower_char(c))) * 1099511628211ull;
   return static_cast<size_t>(h);
 }
 
-bool FoldedEqual::operator()(std::string_view a, std::string_view b) const noexcept {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
+bool FoldedEqual::operator()(std::string_view a, std::string_view b) const noexcept { return ascii_iequals(a, b); }
 
 std::optional<ZipArchive> ZipArchive::read(Bytes file, std::vector<Issue>& issues,
                                            const std::function<void(uint64_t, uint64_t)>& release) {

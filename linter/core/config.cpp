@@ -50,9 +50,7 @@ std::optional<uint64_t> parse_size(const std::string& text) {
   } catch (...) {
     return std::nullopt;
   }
-  std::string unit = text.substr(i);
-  std::transform(unit.begin(), unit.end(), unit.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string unit = ascii_lower(std::string_view(text).substr(i));
   static const std::map<std::string, double> units = {{"", 1},
                                                       {"b", 1},
                                                       {"k", 1024.0},

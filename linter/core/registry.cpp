@@ -1,17 +1,12 @@
 #include "registry.h"
 
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 #include <string>
 
-namespace torchlint {
+#include "text.h"
 
-static bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
-         });
-}
+namespace torchlint {
 
 void RuleRegistry::add(RuleInfo info) {
   if (find(info.code) || find(info.name)) {
@@ -24,7 +19,7 @@ void RuleRegistry::add(RuleInfo info) {
 
 const RuleInfo* RuleRegistry::find(std::string_view code_or_name) const {
   for (const auto& r : rules_) {
-    if (iequals(r.code, code_or_name) || r.name == code_or_name) return &r;
+    if (ascii_iequals(r.code, code_or_name) || r.name == code_or_name) return &r;
   }
   return nullptr;
 }

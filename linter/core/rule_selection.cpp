@@ -1,7 +1,6 @@
 #include "rule_selection.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "text.h"
 
@@ -9,15 +8,10 @@ namespace torchlint {
 
 bool RuleSet::any() const { return std::find(enabled_.begin(), enabled_.end(), true) != enabled_.end(); }
 
-static std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::optional<int> selector_specificity(const std::string& selector, const RuleInfo& rule) {
   if (selector == "ALL") return 0;
   if (selector == rule.name) return 1000;
-  std::string sel = upper(selector);
+  std::string sel = ascii_upper(selector);
   if (sel == rule.code) return 1000;
   if (sel.size() >= 2 && rule.code.starts_with(sel)) return static_cast<int>(sel.size());
   return std::nullopt;

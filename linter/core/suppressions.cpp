@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "text.h"
+
 namespace torchlint {
 
 namespace {
@@ -23,21 +25,12 @@ std::vector<std::string> read_codes(std::string_view text, size_t pos, char stop
   return codes;
 }
 
-size_t find_ci(std::string_view haystack, std::string_view needle, size_t from = 0) {
-  auto it =
-      std::search(haystack.begin() + static_cast<std::ptrdiff_t>(from), haystack.end(), needle.begin(), needle.end(),
-                  [](char a, char b) {
-                    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-                  });
-  return it == haystack.end() ? std::string_view::npos : static_cast<size_t>(it - haystack.begin());
-}
-
 // Position right after "#<spaces>word" somewhere in the comment, or npos.
 size_t after_marker(std::string_view comment, std::string_view word) {
   for (size_t hash = comment.find('#'); hash != std::string_view::npos; hash = comment.find('#', hash + 1)) {
     size_t p = hash + 1;
     while (p < comment.size() && comment[p] == ' ') ++p;
-    if (find_ci(comment.substr(p, word.size()), word) == 0) return p + word.size();
+    if (ascii_iequals(comment.substr(p, word.size()), word)) return p + word.size();
   }
   return std::string_view::npos;
 }
@@ -53,7 +46,7 @@ std::optional<Suppression> parse_suppression_comment(std::string_view comment, u
   if (size_t p = after_marker(comment, "torchlint:"); p != std::string_view::npos) {
     while (p < comment.size() && comment[p] == ' ') ++p;
     std::string_view rest = comment.substr(p);
-    if (find_ci(rest, "noqa") == 0) {
+    if (ascii_iequals(rest.substr(0, 4), "noqa")) {
       // File-level. "# torchlint: noqa" or "# torchlint: noqa: TL102"
       s.file_level = true;
       size_t q = 4;
@@ -85,7 +78,7 @@ static bool code_matches(const std::string& written, const Diagnostic& d) {
   if (written == d.name) return true;
   if (written.size() != d.code.size()) return false;
   return std::equal(written.begin(), written.end(), d.code.begin(),
-                    [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; });
+                    [](char a, char b) { return ascii_upper_char(a) == b; });
 }
 
 std::vector<Diagnostic> apply_suppressions(std::vector<Diagnostic> diagnostics, std::vector<Suppression>& suppressions,

@@ -7,13 +7,44 @@
 
 namespace torchlint {
 
+// ASCII case mapping, never the C library's locale-dependent one: identifiers, rule codes,
+// option values, file extensions and protocol headers are ASCII, and a byte of a UTF-8
+// name must come out as it went in.
+constexpr char ascii_lower_char(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char ascii_upper_char(char c) noexcept { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
 // ASCII lower case (identifiers, rule codes, option values); other bytes unchanged.
 inline std::string ascii_lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  for (char& c : out) c = ascii_lower_char(c);
   return out;
+}
+
+inline std::string ascii_upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ascii_upper_char(c);
+  return out;
+}
+
+// Equal ignoring ASCII case.
+inline bool ascii_iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower_char(a[i]) != ascii_lower_char(b[i])) return false;
+  }
+  return true;
+}
+
+// The first position at or after `from` where `needle` occurs in `haystack` ignoring ASCII
+// case, or npos. No allocation: it serves as a cheap test before heavier parsing.
+inline size_t ascii_ifind(std::string_view haystack, std::string_view needle, size_t from = 0) noexcept {
+  if (needle.empty()) return from <= haystack.size() ? from : std::string_view::npos;
+  for (size_t i = from; i < haystack.size() && haystack.size() - i >= needle.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && ascii_lower_char(haystack[i + k]) == ascii_lower_char(needle[k])) ++k;
+    if (k == needle.size()) return i;
+  }
+  return std::string_view::npos;
 }
 
 // The last component of a dotted name: `optimizer` in `self.optimizer`.

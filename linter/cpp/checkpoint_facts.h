@@ -110,7 +110,7 @@ class CheckpointFacts {
   // Keys and saved variables that say what they hold: a counter (epoch, step, iter) or
   // the scheduler (sched, lr).
   void note_saved_name(llvm::StringRef name) {
-    std::string n = lower(name.str());
+    std::string n = ascii_lower(name.str());
     for (const char* k : {"epoch", "step", "iter"}) {
       if (n.find(k) != std::string::npos) counter_saved_ = true;
     }

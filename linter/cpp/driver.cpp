@@ -26,6 +26,7 @@
 
 #include "core/lint_session.h"
 #include "core/result_cache.h"
+#include "core/text.h"
 #include "nolint.h"
 #include "pch.h"
 #include "pch_lru.h"
@@ -635,7 +636,7 @@ CppLintResult lint_cpp(const CppLintOptions& options, const RuleRegistry& regist
     return !diags.first_error.empty() || rc == 0;
   };
   auto pch_rejected = [](const std::string& error) {
-    std::string e = llvm::StringRef(error).lower();
+    std::string e = ascii_lower(error);
     return e.find("precompiled") != std::string::npos || e.find("pch") != std::string::npos ||
            e.find("ast file") != std::string::npos;
   };

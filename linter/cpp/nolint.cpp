@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text.h"
+
 namespace torchlint::cpp {
 
 namespace {
@@ -102,16 +104,11 @@ NolintScan scan_nolint(std::string_view text) {
 }
 
 bool is_suppressed(const Diagnostic& d, const std::vector<NolintRange>& ranges) {
-  auto same = [](std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-  };
   for (const auto& r : ranges) {
     if (d.start.line < r.first_line || d.start.line > r.last_line) continue;
     if (r.codes.empty()) return true;
     for (const auto& c : r.codes) {
-      if (same(c, d.code) || same(c, d.name)) return true;
+      if (ascii_iequals(c, d.code) || ascii_iequals(c, d.name)) return true;
     }
   }
   return false;

@@ -505,6 +505,4 @@ inline std::set<const ValueDecl*> mentioned(const Stmt* s) {
   return out;
 }
 
-inline std::string lower(std::string s) { return ascii_lower(s); }
-
 }  // namespace torchlint::cpp::api

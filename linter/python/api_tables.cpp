@@ -65,11 +65,6 @@ const NameMap<std::string_view>& aliases() {
 
 bool starts_with_upper(std::string_view s) { return !s.empty() && s[0] >= 'A' && s[0] <= 'Z'; }
 
-std::string_view last_component(std::string_view q) {
-  size_t dot = q.rfind('.');
-  return dot == std::string_view::npos ? q : q.substr(dot + 1);
-}
-
 }  // namespace
 
 std::string canonical_name(std::string name) {
@@ -77,7 +72,7 @@ std::string canonical_name(std::string name) {
   if (const std::string_view* canonical = table.find(name)) return std::string(*canonical);
   // Modules re-export their classes: torch.nn.modules.conv.Conv2d is torch.nn.Conv2d.
   if (name.starts_with("torch.nn.modules.") && name != kModule) {
-    std::string_view last = last_component(name);
+    std::string_view last = last_dotted_part(name);
     if (starts_with_upper(last)) return "torch.nn." + std::string(last);
   }
   return name;
@@ -183,7 +178,7 @@ ValueKind classify_call(std::string_view q) {
     return ValueKind::kGradScaler;
   if (q == kTorchDevice) return ValueKind::kDevice;
   if (q.starts_with("torch.optim.lr_scheduler.")) {
-    return starts_with_upper(last_component(q)) ? ValueKind::kScheduler : ValueKind::kUnknown;
+    return starts_with_upper(last_dotted_part(q)) ? ValueKind::kScheduler : ValueKind::kUnknown;
   }
   if (q.starts_with("torch.optim.")) {
     std::string_view rest = q.substr(12);
@@ -255,7 +250,7 @@ ValueKind classify_call(std::string_view q) {
     if (!rest.ends_with("Weights") && rest.find("get_") != 0 && !rest.starts_with("list_")) return ValueKind::kModel;
   }
   if (q.starts_with("transformers.") && q.ends_with(".from_pretrained")) {
-    std::string_view cls = last_component(q.substr(0, q.size() - 16));
+    std::string_view cls = last_dotted_part(q.substr(0, q.size() - 16));
     if (cls.find("Model") != std::string_view::npos || cls.find("For") != std::string_view::npos) {
       return ValueKind::kModel;
     }

@@ -46,7 +46,9 @@ enum class ValueKind : uint8_t {
 std::string_view value_kind_name(ValueKind kind);
 
 // Whether a receiver's name reads as an optimizer (`opt`, `optimizer_g`, `self.optim`,
-// never a scheduler): the engine's and the loop rules' one notion of it.
+// never a scheduler): the engine's and the loop rules' one notion of it, for the receiver
+// of an optimizer-like call (`.step()`, `.zero_grad()`). A bare variable is judged by the
+// stricter variable_names_optimizer (python/training_checkpoint.h).
 bool receiver_names_optimizer(std::string_view receiver);
 
 // What calling `qualname` returns, from the API tables.

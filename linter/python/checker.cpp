@@ -13,10 +13,6 @@ namespace {
 
 constexpr TSSymbol kErrorSymbol = static_cast<TSSymbol>(-1);
 
-std::string_view last_name(std::string_view dotted) { return last_dotted_part(dotted); }
-std::string lower(std::string_view s) { return ascii_lower(s); }
-bool names_optimizer(std::string_view receiver) { return api::receiver_names_optimizer(receiver); }
-
 bool is_true_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kTrue; }
 bool is_false_literal(TSNode node) { return !ts_node_is_null(node) && Syntax::get().kind(node) == Kind::kFalse; }
 
@@ -1039,19 +1035,20 @@ void Checker::on_call(TSNode node) {
     fn.calls_backward = true;
     add_fact(fn, "backward");
     for (size_t i = fn.loop_base; i < model_.loops_.size(); ++i) model_.loops_[i].calls_backward = true;
-  } else if (event.method == "step" && (receiver.kind == ValueKind::kScheduler ||
-                                        lower(last_name(receiver_text)).find("sched") != std::string::npos)) {
+  } else if (event.method == "step" &&
+             (receiver.kind == ValueKind::kScheduler ||
+              ascii_ifind(last_dotted_part(receiver_text), "sched") != std::string_view::npos)) {
     loop_event(LoopEventKind::kSchedulerStep, receiver_text);
   } else if (event.method == "step") {
-    bool optimizer =
-        receiver.kind == ValueKind::kOptimizer ||
-        (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
-        (receiver.kind == ValueKind::kUnknown && names_optimizer(receiver_text)) ||
-        (receiver.kind == ValueKind::kUnknown && lower(last_name(receiver_text)).find("scaler") != std::string::npos &&
-         event.positional_count() > 0);
+    bool optimizer = receiver.kind == ValueKind::kOptimizer ||
+                     (receiver.kind == ValueKind::kGradScaler && event.positional_count() > 0) ||
+                     (receiver.kind == ValueKind::kUnknown && api::receiver_names_optimizer(receiver_text)) ||
+                     (receiver.kind == ValueKind::kUnknown &&
+                      ascii_ifind(last_dotted_part(receiver_text), "scaler") != std::string_view::npos &&
+                      event.positional_count() > 0);
     if (optimizer) {
       bool via_scaler = receiver.kind == ValueKind::kGradScaler ||
-                        lower(last_name(receiver_text)).find("scaler") != std::string::npos;
+                        ascii_ifind(last_dotted_part(receiver_text), "scaler") != std::string_view::npos;
       TSNode stepped = via_scaler ? event.positional(0) : TSNode{};
       loop_event(LoopEventKind::kOptimizerStep, ts_node_is_null(stepped) ? receiver_text : model_.text(stepped));
       fn.steps_optimizer = true;

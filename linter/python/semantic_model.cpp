@@ -1,10 +1,10 @@
 #include "semantic_model.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "core/discovery.h"
 #include "core/name_table.h"
+#include "core/text.h"
 
 namespace torchlint::python {
 
@@ -345,23 +345,16 @@ std::span<const TSNode> SemanticModel::enclosing_conditions() const {
 
 namespace {
 
-std::string lower_copy(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
 // Names that hold a model in practice when nothing better is known (function parameters).
 bool names_model(std::string_view name) {
   char buf[32];  // identifiers are short: lower-case them without a heap allocation
   std::string heap;
   std::string_view n;
   if (name.size() <= sizeof(buf)) {
-    for (size_t i = 0; i < name.size(); ++i)
-      buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    for (size_t i = 0; i < name.size(); ++i) buf[i] = ascii_lower_char(name[i]);
     n = std::string_view(buf, name.size());
   } else {
-    heap = lower_copy(name);
+    heap = ascii_lower(name);
     n = heap;
   }
   static const NameSet exact = {

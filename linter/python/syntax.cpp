@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/name_table.h"
+#include "core/text.h"
 
 namespace torchlint::python {
 
@@ -268,7 +269,7 @@ bool string_literal_value(TSNode node, std::string_view source, std::string_view
   std::string_view text = node_text(node, source);
   size_t i = 0;
   while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) {
-    char c = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+    char c = ascii_lower_char(text[i]);
     if (c == 'f' || c == 'b') return false;  // f-strings are not constants; bytes are not str
     ++i;
   }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <span>
 
 #include "core/name_table.h"
@@ -12,27 +11,19 @@ namespace torchlint::python {
 
 namespace {
 
-std::string lower(std::string_view s) { return ascii_lower(s); }
-
-std::string_view last_of(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
 // The lower-case `_`-separated tokens of the last component of a dotted name, without
 // heap allocation for the short names code uses (what name_tokens returns, as views).
 class Tokens {
  public:
   explicit Tokens(std::string_view name) {
-    name = last_of(name);
+    name = last_dotted_part(name);
     if (name.size() > sizeof(buf_)) {
       heap_.assign(name);
       text_ = heap_.data();
     } else {
       text_ = buf_;
     }
-    for (size_t i = 0; i < name.size(); ++i)
-      text_[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+    for (size_t i = 0; i < name.size(); ++i) text_[i] = ascii_lower_char(name[i]);
     size_t i = 0;
     while (i < name.size()) {
       while (i < name.size() && !std::isalnum(static_cast<unsigned char>(text_[i]))) ++i;
@@ -87,15 +78,10 @@ bool has_config_token(const Tokens& tokens) {
 // ---------------------------------------------------------------------------------
 // Names
 
-std::string_view last_component(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-
 std::vector<std::string> name_tokens(std::string_view name) {
   std::vector<std::string> out;
   std::string current;
-  for (char c : lower(last_component(name))) {
+  for (char c : ascii_lower(last_dotted_part(name))) {
     if (std::isalnum(static_cast<unsigned char>(c))) {
       current += c;
     } else if (!current.empty()) {
@@ -107,30 +93,20 @@ std::vector<std::string> name_tokens(std::string_view name) {
   return out;
 }
 
-// Whether `name` contains `needle` (lower case), ignoring case: a cheap test that rules
-// out most names before they are split into tokens.
-bool contains_lower(std::string_view name, std::string_view needle) {
-  if (needle.size() > name.size()) return false;
-  for (size_t i = 0; i + needle.size() <= name.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(name[i + k])) == needle[k]) ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
-
-bool names_optimizer(std::string_view name) {
-  // Every optimizer token below contains "optim".
-  if (!contains_lower(last_component(name), "optim")) return false;
+bool variable_names_optimizer(std::string_view name) {
+  // Every optimizer token below contains "optim": a cheap test that rules out most names
+  // before they are split into tokens.
+  if (ascii_ifind(last_dotted_part(name), "optim") == std::string_view::npos) return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"state", "sd", "lr", "scheduler", "sched"})) return false;
   return has_token(tokens, {"optimizer", "optimizers", "optimiser", "optimisers", "optim", "optims"});
 }
 
-bool names_scheduler(std::string_view name) {
+bool variable_names_scheduler(std::string_view name) {
   // Every scheduler token below contains "sched" or "lrs".
-  std::string_view last = last_component(name);
-  if (!contains_lower(last, "sched") && !contains_lower(last, "lrs")) return false;
+  std::string_view last = last_dotted_part(name);
+  if (ascii_ifind(last, "sched") == std::string_view::npos && ascii_ifind(last, "lrs") == std::string_view::npos)
+    return false;
   Tokens tokens(name);
   if (has_config_token(tokens) || has_token(tokens, {"noise", "state", "sd", "ddpm", "ddim", "diffusion"}))
     return false;
@@ -138,7 +114,7 @@ bool names_scheduler(std::string_view name) {
 }
 
 bool names_model(std::string_view name) {
-  std::string n = lower(last_component(name));
+  std::string n = ascii_lower(last_dotted_part(name));
   static const NameSet exact = {
       "model", "net",      "network", "classifier", "encoder", "decoder", "generator", "discriminator", "netg",
       "netd",  "backbone", "policy",  "ema_model",  "teacher", "student", "module",    "models",
@@ -340,15 +316,15 @@ ValueKind classify_assignment(std::string_view target, TSNode value, const Seman
     }
     // Diffusion noise schedulers and the like have no optimizer state.
     if (q && q->starts_with("diffusers.") && !q->starts_with("diffusers.optimization.")) return ValueKind::kUnknown;
-    if (names_optimizer(target)) return ValueKind::kOptimizer;
-    if (names_scheduler(target)) return ValueKind::kScheduler;
+    if (variable_names_optimizer(target)) return ValueKind::kOptimizer;
+    if (variable_names_scheduler(target)) return ValueKind::kScheduler;
     return ValueKind::kUnknown;
   }
   if (k == Kind::kIdentifier || k == Kind::kAttribute) {
     // `self.optimizer = optimizer`: a parameter handed in.
     std::string_view source = model.text(value);
-    if (names_optimizer(target) && names_optimizer(source)) return ValueKind::kOptimizer;
-    if (names_scheduler(target) && names_scheduler(source)) return ValueKind::kScheduler;
+    if (variable_names_optimizer(target) && variable_names_optimizer(source)) return ValueKind::kOptimizer;
+    if (variable_names_scheduler(target) && variable_names_scheduler(source)) return ValueKind::kScheduler;
   }
   return ValueKind::kUnknown;
 }
@@ -439,7 +415,7 @@ std::vector<TrainingObject> TrainingObjects::parameters(RuleContext& ctx, ValueK
     const Binding* b = model.lookup(name);
     bool by_kind = b && b->value.kind == kind;
     bool by_name = (!b || b->value.kind == ValueKind::kUnknown) &&
-                   (kind == ValueKind::kOptimizer ? names_optimizer(name) : names_scheduler(name));
+                   (kind == ValueKind::kOptimizer ? variable_names_optimizer(name) : variable_names_scheduler(name));
     if (!by_kind && !by_name) continue;
     TrainingObject o;
     o.kind = kind;
@@ -483,7 +459,7 @@ bool is_literal_constant(TSNode node) {
 // What a key says its value is.
 void read_key(std::string_view key, TSNode value, bool top, CheckpointDict& dict, std::string_view source) {
   Tokens tokens(key);
-  std::string k = lower(key);
+  std::string k = ascii_lower(key);
   bool constant = !ts_node_is_null(value) && is_literal_constant(value);
   bool config = has_config_token(tokens);
   if (!constant && !config &&
@@ -529,7 +505,7 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   // `accelerator.unwrap_model(model).state_dict()`: the unwrapped argument.
   if (syn.kind(expr) == Kind::kCall) {
     TSNode callee = field(expr, syn.fields().function);
-    if (lower(model.text(callee)).find("unwrap") != std::string::npos) {
+    if (ascii_lower(model.text(callee)).find("unwrap") != std::string::npos) {
       TSNode args = field(expr, syn.fields().arguments);
       if (!ts_node_is_null(args) && ts_node_named_child_count(args) > 0) expr = ts_node_named_child(args, 0);
     }
@@ -541,7 +517,7 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
   ValueInfo v = model.infer_value(expr);
   // Unknown values are judged by the name of the object they are rooted at (`model.module`).
   std::string_view name = root.empty() ? std::string_view(text) : std::string_view(root);
-  std::string_view last = last_component(name);
+  std::string_view last = last_dotted_part(name);
   Tokens tokens(last);
   switch (v.kind) {
     case ValueKind::kOptimizer:
@@ -558,9 +534,9 @@ void read_object(TSNode expr, const SemanticModel& model, CheckpointDict& dict) 
     default:
       return;
   }
-  if (names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
+  if (variable_names_optimizer(last) || has_token(tokens, {"opt", "opts"})) {
     dict.optimizer_state = dict.progress = true;
-  } else if (names_scheduler(last)) {
+  } else if (variable_names_scheduler(last)) {
     dict.scheduler_state = dict.progress = true;
   } else if (names_model(last)) {
     dict.model_state = true;
@@ -681,9 +657,9 @@ bool is_epoch_loop(const LoopState& loop, const SemanticModel& model) {
   const Fields& f = Syntax::get().fields();
   std::string text;
   if (loop.is_for) {
-    text = lower(model.text(field(loop.node, f.left))) + " " + lower(model.text(loop.iter));
+    text = ascii_lower(model.text(field(loop.node, f.left))) + " " + ascii_lower(model.text(loop.iter));
   } else {
-    text = lower(model.text(field(loop.node, f.condition)));
+    text = ascii_lower(model.text(field(loop.node, f.condition)));
   }
   return text.find("epoch") != std::string::npos || text.find("step") != std::string::npos ||
          text.find("iter") != std::string::npos;
@@ -977,7 +953,7 @@ bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, cons
   auto named_as = [&](const std::string& name) {
     for (const auto& s : checkpoint.dict.saved) {
       if (s == name || s.starts_with(name + ".") || s.starts_with(name + "[")) return true;
-      if (last_component(s) == last_component(name)) return true;
+      if (last_dotted_part(s) == last_dotted_part(name)) return true;
     }
     return false;
   };
@@ -990,194 +966,6 @@ bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, cons
     if (other.name != object.name && named(other)) return false;  // the dict names its objects, not this one
   }
   return object.kind == ValueKind::kOptimizer ? checkpoint.dict.optimizer_state : checkpoint.dict.scheduler_state;
-}
-
-// ---------------------------------------------------------------------------------
-// Request handlers
-
-namespace {
-
-bool is_app_constructor(std::string_view q) {
-  static const NameSet apps = {
-      "fastapi.FastAPI",
-      "fastapi.APIRouter",
-      "fastapi.routing.APIRouter",
-      "fastapi.applications.FastAPI",
-      "flask.Flask",
-      "flask.Blueprint",
-      "flask.app.Flask",
-      "flask.blueprints.Blueprint",
-      "quart.Quart",
-      "quart.Blueprint",
-      "sanic.Sanic",
-      "sanic.Blueprint",
-      "starlette.applications.Starlette",
-      "starlette.routing.Router",
-      "litestar.Litestar",
-      "litestar.Router",
-      "aiohttp.web.RouteTableDef",
-      "flask_restx.Namespace",
-      "flask_smorest.Blueprint",
-  };
-  return apps.contains(q);
-}
-
-bool is_route_verb(std::string_view verb) {
-  static const NameSet verbs = {
-      "get",   "post",      "put",       "delete", "patch",           "head", "options",
-      "route", "websocket", "api_route", "trace",  "websocket_route", "view",
-  };
-  return verbs.contains(verb);
-}
-
-bool names_app(std::string_view name) {
-  std::string n = lower(last_component(name));
-  static const NameSet exact = {
-      "app", "application", "api", "router", "bp", "blueprint", "server", "routes", "api_router", "web_app",
-  };
-  return exact.contains(n) || n.ends_with("_app") || n.ends_with("_router") || n.ends_with("_bp") ||
-         n.ends_with("_blueprint") || n.ends_with("_api") || n.ends_with("_routes");
-}
-
-// Libraries whose callables are not torch models run by forward (they handle grad mode
-// and eval themselves, or are not torch at all).
-bool is_non_torch_model_library(std::string_view q) {
-  static const NameSet tops = {
-      "transformers", "diffusers",   "sentence_transformers",
-      "ultralytics",  "onnxruntime", "openai",
-      "vllm",         "langchain",   "spacy",
-      "sklearn",      "joblib",      "pickle",
-      "tensorflow",   "keras",       "easyocr",
-      "whisper",      "gradio",      "tritonclient",
-      "jax",          "xgboost",     "lightgbm",
-      "open_clip",    "clip",
-  };
-  return tops.contains(q.substr(0, q.find('.')));
-}
-
-}  // namespace
-
-void RequestHandlers::on_assign(const AssignEvent& event, RuleContext& ctx) {
-  if (event.op != "=" || ts_node_is_null(event.value)) return;
-  const SemanticModel& model = ctx.model();
-  const Syntax& syn = Syntax::get();
-  Kind tk = syn.kind(event.target);
-  if (tk != Kind::kIdentifier && tk != Kind::kAttribute) return;
-  if (syn.kind(event.value) != Kind::kCall) return;
-  auto q = model.resolve_qualified_name(field(event.value, syn.fields().function));
-  if (!q) return;
-  std::string_view target = model.text(event.target);
-  if (is_app_constructor(*q)) apps_.emplace(target);
-  if (*q == "bentoml.Service") services_.emplace(target);
-  if (is_non_torch_model_library(*q) && model.infer_value(event.value).kind == ValueKind::kUnknown) {
-    library_callables_.emplace(target);
-  }
-}
-
-bool RequestHandlers::is_library_callable(std::string_view name, RuleContext&) const {
-  return !library_callables_.empty() && library_callables_.contains(std::string(name));
-}
-
-bool RequestHandlers::may_have_handlers(RuleContext& ctx) {
-  if (!may_have_handlers_) {
-    // A framework is imported before its app or decorators exist, so its name is on a
-    // line that imports (`from fastapi import`, `import flask`, `importlib.import_module(...)`):
-    // one search for "import" and a look at each such line costs a tenth of searching the
-    // whole text for every name. These are the frameworks of is_app_constructor and
-    // is_handler (flask covers flask_restx and flask_smorest; Ray Serve comes as
-    // `ray.serve`, `from ray import serve`, or `import ray` and `ray.serve.deployment`).
-    static constexpr std::string_view kWords[] = {"fastapi",  "flask",   "quart",   "sanic",      "starlette",
-                                                  "litestar", "aiohttp", "bentoml", "import ray", "import serve"};
-    std::string_view text = ctx.model().source();
-    auto imports_framework = [&] {
-      constexpr std::string_view kImport = "import";
-      const char* begin = text.data();
-      const char* end = begin + text.size();
-      for (const char* p = begin; p < end;) {
-        // memmem, not string_view::find: find stops at every occurrence of the first letter.
-        p = static_cast<const char*>(memmem(p, static_cast<size_t>(end - p), kImport.data(), kImport.size()));
-        if (!p) return false;
-        size_t at = static_cast<size_t>(p - begin);
-        size_t line_start = text.rfind('\n', at);
-        line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
-        size_t line_end = std::min(text.find('\n', at), text.size());
-        std::string_view line = text.substr(line_start, line_end - line_start);
-        for (std::string_view word : kWords) {
-          if (line.find(word) != std::string_view::npos) return true;
-        }
-        p = begin + line_end;
-      }
-      return false;
-    };
-    // A route path opens a string: `"/` or `'/`, for a router imported from elsewhere.
-    // Slashes are rarer than quotes.
-    auto has_route_path = [&] {
-      const char* end = text.data() + text.size();
-      for (const char* p = text.data(); (p = static_cast<const char*>(std::memchr(p, '/', end - p))); ++p) {
-        if (p > text.data() && (p[-1] == '"' || p[-1] == '\'')) return true;
-      }
-      return false;
-    };
-    may_have_handlers_ = imports_framework() || has_route_path();
-  }
-  return *may_have_handlers_;
-}
-
-bool RequestHandlers::current_is_handler(RuleContext& ctx) {
-  const FunctionState& fn = ctx.model().function();
-  if (fn.is_module_level || !may_have_handlers(ctx)) return false;
-  auto [it, inserted] = cache_.try_emplace(fn.node.id, false);
-  if (inserted) it->second = is_handler(fn, ctx.model());
-  return it->second;
-}
-
-bool RequestHandlers::is_handler(const FunctionState& fn, const SemanticModel& model) const {
-  const Syntax& syn = Syntax::get();
-  const Fields& f = syn.fields();
-  // `decorated`: the decorated_definition of a function or class, or null.
-  auto decorators = [&](TSNode decorated, auto&& visit) {
-    if (ts_node_is_null(decorated) || syn.kind(decorated) != Kind::kDecoratedDefinition) return false;
-    for (TSNode dec : named_children(decorated)) {
-      if (syn.kind(dec) != Kind::kDecorator) continue;
-      if (visit(ts_node_named_child(dec, 0))) return true;
-    }
-    return false;
-  };
-  bool routed = decorators(fn.decorated, [&](TSNode expr) {
-    if (ts_node_is_null(expr)) return false;
-    bool is_call = syn.kind(expr) == Kind::kCall;
-    TSNode callee = is_call ? field(expr, f.function) : expr;
-    if (auto q = model.resolve_qualified_name(callee)) {
-      if (*q == "bentoml.api") return true;
-      if (q->starts_with("litestar.") && is_route_verb(last_component(*q))) return true;
-    }
-    if (!is_call || syn.kind(callee) != Kind::kAttribute) return false;
-    std::string_view verb = model.text(field(callee, f.attribute));
-    std::string object(model.text(field(callee, f.object)));
-    if (verb == "api") return services_.contains(object);
-    if (!is_route_verb(verb)) return false;
-    if (apps_.contains(object)) return true;
-    // An app from another module (`from .app import router`): a route path says it.
-    if (!names_app(object)) return false;
-    TSNode args = field(expr, f.arguments);
-    TSNode first =
-        ts_node_is_null(args) || ts_node_named_child_count(args) == 0 ? TSNode{} : ts_node_named_child(args, 0);
-    std::string_view path;
-    return !ts_node_is_null(first) && string_literal_value(first, model.source(), path) && path.starts_with("/");
-  });
-  if (routed) return true;
-  // Ray Serve: a deployment class answers requests in __call__.
-  if (fn.name != "__call__" || fn.enclosing_class < 0) return false;
-  TSNode cls = ts_node_parent(fn.node);
-  if (!ts_node_is_null(cls) && syn.kind(cls) == Kind::kDecoratedDefinition) cls = ts_node_parent(cls);
-  if (!ts_node_is_null(cls)) cls = ts_node_parent(cls);  // block -> class_definition
-  if (ts_node_is_null(cls) || syn.kind(cls) != Kind::kClassDefinition) return false;
-  return decorators(ts_node_parent(cls), [&](TSNode expr) {
-    if (ts_node_is_null(expr)) return false;
-    TSNode callee = syn.kind(expr) == Kind::kCall ? field(expr, f.function) : expr;
-    auto q = model.resolve_qualified_name(callee);
-    return q && q->starts_with("ray.serve") && q->ends_with("deployment");
-  });
 }
 
 }  // namespace torchlint::python

@@ -1,9 +1,10 @@
 #pragma once
 // What the checkpoint rules (TL301–TL303) agree a training checkpoint is, and the small
 // pieces of knowledge the serialization and serving rules share (TL306, TL701–TL703):
-// which optimizers and LR schedulers the code has, which names hold models, and which
-// functions are request handlers of a web or model-serving app. The trackers are shared
-// analyses (computed once per file, see Analysis); each rule decides what is missing.
+// which optimizers and LR schedulers the code has, which names hold models, which calls
+// are library calls. The trackers are shared analyses (computed once per file, see
+// Analysis); each rule decides what is missing. Which functions are request handlers is
+// the serving rules' own analysis (rules/python/shared/serving.h).
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -18,13 +19,17 @@ namespace torchlint::python {
 
 // Lower-case `_`-separated tokens of the last component of a dotted name.
 std::vector<std::string> name_tokens(std::string_view name);
-std::string_view last_component(std::string_view dotted);
 // A variable named like an optimizer (`optimizer`, `g_optim`, `optimizer_d`), not like its
-// configuration (`optimizer_cfg`, `optimizer_name`).
-bool names_optimizer(std::string_view name);
+// configuration or state (`optimizer_cfg`, `optimizer_name`, `optim_state`) nor like
+// command-line options (`opt`). Stricter than api::receiver_names_optimizer, which judges
+// the receiver of a `.step()` or `.zero_grad()` (the call already says "optimizer", so
+// `opt.step()` is one): here nothing but the name says what an assignment target or a
+// parameter holds, and a wrong "yes" makes the checkpoint rules ask for an object to be
+// saved that is not an optimizer.
+bool variable_names_optimizer(std::string_view name);
 // A variable named like an LR scheduler (`scheduler`, `lr_scheduler`, `sched`), not a
-// diffusion noise scheduler or a schedule's configuration.
-bool names_scheduler(std::string_view name);
+// diffusion noise scheduler or a schedule's configuration. Strict in the same way.
+bool variable_names_scheduler(std::string_view name);
 // A variable named like a model (`model`, `net`, `ema_model`, `backbone`).
 bool names_model(std::string_view name);
 // The object an expression is rooted at: `model` for `model.module.to(d)`, `self.net`
@@ -162,31 +167,5 @@ class TrainingCheckpointTracker final : public Analysis {
 
 // Reads a dict literal or `dict(...)` call into what it holds; nullopt when `expr` is neither.
 std::optional<CheckpointDict> read_checkpoint_dict(TSNode expr, const SemanticModel& model);
-
-// --- Request handlers -----------------------------------------------------------------
-
-// Knows the web and model-serving apps of a file (FastAPI, Flask, Starlette, Litestar,
-// Sanic, Quart, aiohttp, BentoML, Ray Serve) and which functions they route requests to.
-class RequestHandlers final : public Analysis {
- public:
-  void on_assign(const AssignEvent& event, RuleContext& ctx) override;
-  // Whether the function being traversed is a request handler.
-  bool current_is_handler(RuleContext& ctx);
-  // Whether any function of the file can be a request handler: false when the file names
-  // no web or serving framework and has no route path literal, which is what every way
-  // is_handler recognises a handler needs. Decided once per file from its text.
-  bool may_have_handlers(RuleContext& ctx);
-  // Whether `name` ("pipe", "self.yolo") holds the result of a library call that is not a
-  // torch model run by forward (HF pipelines, tokenizers, YOLO wrappers, ONNX sessions).
-  bool is_library_callable(std::string_view name, RuleContext& ctx) const;
-
- private:
-  bool is_handler(const FunctionState& fn, const SemanticModel& model) const;
-  std::unordered_set<std::string> apps_;               // names bound to app/router objects
-  std::unordered_set<std::string> services_;           // names bound to bentoml.Service objects
-  std::unordered_set<std::string> library_callables_;  // "<owner>|name"
-  std::unordered_map<const void*, bool> cache_;
-  std::optional<bool> may_have_handlers_;
-};
 
 }  // namespace torchlint::python

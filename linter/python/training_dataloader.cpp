@@ -1,20 +1,17 @@
 #include "training_dataloader.h"
 
-#include "core/text.h"
-
 #include <algorithm>
-#include <cctype>
+
+#include "core/text.h"
 
 namespace torchlint::python {
 
 namespace {
 
-std::string lowercase(std::string_view name) { return ascii_lower(name); }
-
-bool contains_train(std::string_view name) { return lowercase(name).find("train") != std::string::npos; }
+bool contains_train(std::string_view name) { return ascii_ifind(name, "train") != std::string_view::npos; }
 
 bool names_evaluation(std::string_view name) {
-  std::string lower = lowercase(name);
+  std::string lower = ascii_lower(name);
   return lower.find("val") != std::string::npos || lower.find("test") != std::string::npos ||
          lower.find("eval") != std::string::npos;
 }

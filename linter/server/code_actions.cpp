@@ -6,6 +6,7 @@
 #include "cli/check_command.h"
 #include "core/baseline.h"
 #include "core/fixes.h"
+#include "core/text.h"
 #include "language_server.h"
 
 namespace torchlint::server {
@@ -25,9 +26,7 @@ size_t noqa_list_end(std::string_view line, bool& blanket) {
   for (size_t hash = line.find('#'); hash != std::string_view::npos; hash = line.find('#', hash + 1)) {
     size_t p = hash + 1;
     while (p < line.size() && line[p] == ' ') ++p;
-    std::string word(line.substr(p, 4));
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (word != "noqa") continue;
+    if (!ascii_iequals(line.substr(p, 4), "noqa")) continue;
     p += 4;
     if (p < line.size() && (std::isalnum(static_cast<unsigned char>(line[p])) || line[p] == '_')) continue;
     size_t q = p;

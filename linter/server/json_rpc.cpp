@@ -1,7 +1,8 @@
 #include "json_rpc.h"
 
-#include <cctype>
 #include <charconv>
+
+#include "core/text.h"
 
 namespace torchlint::server {
 
@@ -9,12 +10,7 @@ namespace {
 
 bool header_name_is(std::string_view line, std::string_view name) {
   if (line.size() < name.size() + 1 || line[name.size()] != ':') return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(line[i])) != std::tolower(static_cast<unsigned char>(name[i]))) {
-      return false;
-    }
-  }
-  return true;
+  return ascii_iequals(line.substr(0, name.size()), name);
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ class MissingSeed final : public Rule {
   bool unresolved_seed_call() const {
     if (!ctx_.ast().getDiagnostics().hasErrorOccurred()) return false;
     const SourceManager& sm = ctx_.sm();
-    std::string text = lower(std::string(sm.getBufferData(sm.getMainFileID())));
+    std::string text = ascii_lower(std::string(sm.getBufferData(sm.getMainFileID())));
     for (size_t at = text.find("seed"); at != std::string::npos; at = text.find("seed", at + 4)) {
       size_t end = at + 4;
       while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;

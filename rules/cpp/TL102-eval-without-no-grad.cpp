@@ -15,7 +15,7 @@ bool has_evaluation_role(const std::string& name) {
   static const std::set<std::string> words = {"eval",        "evaluate",  "evaluation", "evaluating", "validate",
                                               "validation",  "valid",     "val",        "predict",    "prediction",
                                               "predictions", "inference", "infer",      "test",       "testing"};
-  std::string all = lower(name);
+  std::string all = ascii_lower(name);
   if (all == "sample" || all == "generate" || all == "sampling") return true;
   std::string word;
   for (size_t i = 0; i <= name.size(); ++i) {
@@ -23,7 +23,7 @@ bool has_evaluation_role(const std::string& name) {
                     (i > 0 && std::isupper(static_cast<unsigned char>(name[i])) &&
                      std::islower(static_cast<unsigned char>(name[i - 1])));
     if (boundary) {
-      if (words.contains(lower(word))) return true;
+      if (words.contains(ascii_lower(word))) return true;
       word.clear();
     }
     if (i < name.size() && name[i] != '_') word += name[i];

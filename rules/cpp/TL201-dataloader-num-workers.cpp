@@ -105,7 +105,7 @@ class DataLoaderWorkers final : public Rule {
       if (!child || !isa<Expr>(child)) break;
     }
     if (var) {
-      std::string name = lower(var->getNameAsString());
+      std::string name = ascii_lower(var->getNameAsString());
       if (name.find("train") != std::string::npos) return true;
       for (const char* word : {"test", "val", "eval"}) {
         if (name.find(word) != std::string::npos) return false;

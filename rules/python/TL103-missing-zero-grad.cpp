@@ -1,9 +1,11 @@
 // TL103 missing-zero-grad: a training loop steps an optimizer whose gradients it never zeroes.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"
+#include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
@@ -27,7 +29,7 @@ bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
     std::string_view r = model.text(call.receiver);
     if (r.ends_with(".grad") || r.ends_with(".grad.data")) return true;
   }
-  std::string_view spelled = last_name(call.method.empty() ? model.text(call.callee) : call.method);
+  std::string_view spelled = last_dotted_part(call.method.empty() ? model.text(call.callee) : call.method);
   // Every name below contains "grad": most calls are decided without a lower-case copy.
   auto has_grad = [](std::string_view s) {
     for (size_t i = 0; i + 4 <= s.size(); ++i) {
@@ -38,7 +40,7 @@ bool clears_gradients(const CallEvent& call, const SemanticModel& model) {
     return false;
   };
   if (!has_grad(spelled)) return false;
-  std::string name = lower(spelled);
+  std::string name = ascii_lower(spelled);
   if (name.find("zero_grad") != std::string::npos) return true;
   return name.find("grad") != std::string::npos &&
          (name.find("zero") != std::string::npos || name.find("reset") != std::string::npos ||
@@ -74,7 +76,8 @@ class MissingZeroGrad final : public Rule {
       // `model.zero_grad()`, `self.zero_grad()`: which optimizer owns those parameters is
       // not known, so it counts for all of them.
       // `for opt in optimizers: opt.zero_grad()`: which ones is not known either.
-      if (!names_optimizer(e.receiver) || is_loop_variable(e.node, e.receiver, model.source())) zeroes_any_model = true;
+      if (!api::receiver_names_optimizer(e.receiver) || is_loop_variable(e.node, e.receiver, model.source()))
+        zeroes_any_model = true;
       zeroed.insert(key(e.receiver));
     }
     if (zeroes_any_model) return;

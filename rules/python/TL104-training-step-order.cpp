@@ -1,10 +1,11 @@
 // TL104 training-step-order: within one iteration, gradients are cleared between backward()
 // and step(), or the optimizer steps before the backward pass that should feed it.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
@@ -54,7 +55,8 @@ class TrainingStepOrder final : public Rule {
     for (size_t z = 0; z < it.size(); ++z) {
       if (!is(z, LoopEventKind::kZeroGrad) || it[z].nested || it[z].guarded) continue;
       std::string k = key(it[z].event->receiver);
-      if (!names_optimizer(it[z].event->receiver)) continue;  // a model's zero_grad: its optimizer is unknown
+      if (!api::receiver_names_optimizer(it[z].event->receiver))
+        continue;  // a model's zero_grad: its optimizer is unknown
       size_t b = z;
       for (size_t i = 0; i < z; ++i) {
         if (is(i, LoopEventKind::kBackward) && !it[i].nested) b = i;

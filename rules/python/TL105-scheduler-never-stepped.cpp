@@ -1,10 +1,12 @@
 // TL105 scheduler-never-stepped: a learning-rate scheduler is created and never stepped, so
 // the learning rate stays at its initial value.
+#include <algorithm>
 #include <cstring>
 
 #include "catalog.h"
+#include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
@@ -17,14 +19,14 @@ bool starts_upper(std::string_view s) { return !s.empty() && s[0] >= 'A' && s[0]
 // Constructors and factories of learning-rate schedulers.
 bool creates_scheduler(std::string_view q) {
   if (q.starts_with("torch.optim.lr_scheduler.")) {
-    std::string_view cls = last_name(q);
+    std::string_view cls = last_dotted_part(q);
     // The base classes are subclassed, not built.
     return starts_upper(cls) && cls != "LRScheduler" && cls != "_LRScheduler" &&
            q.find('.', 25) == std::string_view::npos;
   }
   if (q == "torch.optim.swa_utils.SWALR") return true;
   if (q.starts_with("transformers.")) {
-    std::string_view fn = last_name(q);
+    std::string_view fn = last_dotted_part(q);
     return fn.starts_with("get_") && (fn.find("schedule") != std::string_view::npos);
   }
   return false;

@@ -2,7 +2,7 @@
 // iteration, so the schedule skips its first value.
 #include "catalog.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {

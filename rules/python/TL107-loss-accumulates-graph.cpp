@@ -1,12 +1,13 @@
 // TL107 loss-accumulates-graph: a loss tensor is added to a running total across the
 // iterations of a training loop, keeping every iteration's autograd graph alive.
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "catalog.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {

@@ -1,12 +1,14 @@
 // TL109 train-mode-not-restored: a model put in eval mode inside the training loop is not
 // put back in train mode before it trains again.
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
@@ -79,7 +81,8 @@ class TrainModeNotRestored final : public Rule {
       ev->callee = *callee;
       if (const ClassInfo* cls = model.enclosing_class()) ev->self_method = callee->starts_with(cls->qualname + ".");
       collect_models(call, model, ev->models);
-    } else if (lower(call.method.empty() ? model.text(call.callee) : call.method).find("train") != std::string::npos) {
+    } else if (ascii_ifind(call.method.empty() ? model.text(call.callee) : call.method, "train") !=
+               std::string_view::npos) {
       // `trainer.train_epoch()`, `engine.train()`: unresolved, and may well call model.train().
       ev = ModeEvent{ModeKind::kMaybeTrain, call.node};
     }
@@ -195,7 +198,7 @@ class TrainModeNotRestored final : public Rule {
       if (e.training && key(e.receiver) == key(m)) return (from + step) % n;
       if (e.kind == ModeKind::kHelper) {
         // `train_one_epoch(model)`: by its name it sets train mode.
-        if (lower(last_name(e.callee)).find("train") != std::string::npos) return std::nullopt;
+        if (ascii_ifind(last_dotted_part(e.callee), "train") != std::string_view::npos) return std::nullopt;
         if (std::find(helpers.begin(), helpers.end(), e.callee) == helpers.end()) helpers.push_back(e.callee);
       }
     }
@@ -298,7 +301,7 @@ class TrainModeNotRestored final : public Rule {
       conditions.push_back({K::kReachableLacks, all_helpers, "sets-train-mode", "train"});
       conditions.push_back({K::kReachableLacks, trainers, "trains-in-eval-mode", ""});
       std::string names;
-      for (const auto& t : trainers) names += (names.empty() ? "`" : ", `") + std::string(last_name(t)) + "`";
+      for (const auto& t : trainers) names += (names.empty() ? "`" : ", `") + std::string(last_dotted_part(t)) + "`";
       std::string by = eval ? "`" + eval->receiver + ".eval()`" : "a function it calls (" + names + ")";
       ctx.report(anchor->node,
                  "the loop at line " + std::to_string(line_of(loop.node)) + " puts `" + m + "` in eval mode through " +

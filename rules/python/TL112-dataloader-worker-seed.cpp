@@ -5,7 +5,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
-#include "python/dataset_util.h"
+#include "python/shared/dataset.h"
 #include "python/rule.h"
 
 namespace torchlint {

@@ -1,6 +1,6 @@
 // TL201 dataloader-num-workers: a training DataLoader that loads in the main process.
 #include "catalog.h"
-#include "dataloader_workers.h"
+#include "python/shared/dataloader_workers.h"
 
 namespace torchlint {
 

@@ -1,6 +1,6 @@
 // TL202 dataloader-pin-memory: a training DataLoader feeding a CUDA model from pageable memory.
 #include "catalog.h"
-#include "python/device_util.h"
+#include "python/shared/device.h"
 #include "python/rule.h"
 #include "python/training_dataloader.h"
 

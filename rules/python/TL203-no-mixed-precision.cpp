@@ -4,7 +4,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
-#include "python/device_util.h"
+#include "python/shared/device.h"
 #include "python/rule.h"
 
 namespace torchlint {

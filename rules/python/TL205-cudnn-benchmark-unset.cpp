@@ -3,7 +3,7 @@
 #include "catalog.h"
 #include "core/name_table.h"
 #include "core/text.h"
-#include "python/device_util.h"
+#include "python/shared/device.h"
 #include "python/rule.h"
 
 namespace torchlint {

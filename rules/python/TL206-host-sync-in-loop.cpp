@@ -1,11 +1,12 @@
 // TL206 host-sync-in-loop: every iteration of the hot training loop copies a tensor to the
 // host (`.item()`, `.cpu()`, `print(loss)`), which makes the CPU wait for the GPU.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"
-#include "python/device_util.h"
+#include "python/shared/device.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {

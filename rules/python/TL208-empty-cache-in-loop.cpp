@@ -1,9 +1,10 @@
 // TL208 empty-cache-in-loop: torch.cuda.empty_cache() on every iteration of a training loop.
+#include <algorithm>
 #include <unordered_set>
 
 #include "catalog.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {

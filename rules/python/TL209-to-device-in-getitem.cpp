@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "python/dataset_util.h"
+#include "python/shared/dataset.h"
 #include "core/text.h"
 #include "python/rule.h"
 

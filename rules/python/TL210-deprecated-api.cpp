@@ -4,9 +4,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "api_rename.h"
 #include "catalog.h"
 #include "python/rule.h"
+#include "python/shared/api_rename.h"
 
 namespace torchlint {
 namespace python {

@@ -1,7 +1,7 @@
 // TL211 dataloader-main-process (opt-in): a DataLoader that is not for training (evaluation,
 // inference, a script's only loader) and loads in the main process.
 #include "catalog.h"
-#include "dataloader_workers.h"
+#include "python/shared/dataloader_workers.h"
 
 namespace torchlint {
 

@@ -1,9 +1,9 @@
 // TL213 checkpoint-use-reentrant: activation checkpointing without an explicit use_reentrant.
 #include <vector>
 
-#include "call_edit.h"
 #include "catalog.h"
 #include "python/rule.h"
+#include "python/shared/call_edit.h"
 
 namespace torchlint {
 namespace python {

@@ -1,9 +1,9 @@
 // TL214 non-public-api: a private torch module's function that torch also exports publicly.
 #include <string>
 
-#include "api_rename.h"
 #include "catalog.h"
 #include "python/rule.h"
+#include "python/shared/api_rename.h"
 
 namespace torchlint {
 namespace python {

@@ -1,9 +1,9 @@
 // TL304 unsafe-torch-load: torch.load that may unpickle arbitrary objects.
 #include <unordered_set>
 
-#include "call_edit.h"
 #include "catalog.h"
 #include "python/rule.h"
+#include "python/shared/call_edit.h"
 
 namespace torchlint {
 namespace python {

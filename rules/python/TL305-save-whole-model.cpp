@@ -3,6 +3,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -75,7 +76,7 @@ class SaveWholeModel final : public Rule {
 
   static void report(TSNode call, TSNode obj, const ValueInfo& value, RuleContext& ctx) {
     std::string name(ctx.text(obj));
-    std::string_view last = last_component(value.type);
+    std::string_view last = last_dotted_part(value.type);
     bool is_class = !last.empty() && last[0] >= 'A' && last[0] <= 'Z';
     std::string type = is_class ? "`" + std::string(last) + "`" : std::string("module");
     ctx.report(call, "`torch.save(" + name + ", ...)` pickles the whole " + type +

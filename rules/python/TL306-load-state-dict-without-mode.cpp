@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
+#include "core/text.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -122,7 +123,7 @@ class LoadStateDictWithoutMode final : public Rule {
     // A project class from another file is a model when its name says so (it has load_state_dict).
     bool is_model =
         value.kind == ValueKind::kModel || ((value.kind == ValueKind::kUnknown || value.kind == ValueKind::kInstance) &&
-                                            names_model(last_component(root)));
+                                            names_model(last_dotted_part(root)));
     if (!is_model) return;
     Candidate c;
     c.call = call.node;

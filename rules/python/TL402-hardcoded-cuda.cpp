@@ -2,8 +2,8 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
 
 namespace torchlint {
 namespace python {
@@ -163,7 +163,7 @@ class HardcodedCuda final : public Rule {
 
   static bool under_device_condition(const SemanticModel& model) {
     for (TSNode c : model.enclosing_conditions()) {
-      std::string text = loop_util::lower(model.text(c));
+      std::string text = ascii_lower(model.text(c));
       for (std::string_view word : {"cuda", "gpu", "device", "cpu", "available", "accelerator"}) {
         if (text.find(word) != std::string::npos) return true;
       }

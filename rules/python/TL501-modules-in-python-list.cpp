@@ -6,7 +6,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
-#include "python/nn_stack.h"
+#include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
 namespace torchlint {

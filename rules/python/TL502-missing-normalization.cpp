@@ -1,6 +1,6 @@
 // TL502 missing-normalization: a deep stack of conv/linear layers with no normalization.
 #include "catalog.h"
-#include "python/nn_stack.h"
+#include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
 namespace torchlint {

@@ -1,6 +1,6 @@
 // TL503 deep-without-residual: a plain stack of many weight layers with no skip connection.
 #include "catalog.h"
-#include "python/nn_stack.h"
+#include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
 namespace torchlint {

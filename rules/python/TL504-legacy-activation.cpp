@@ -2,7 +2,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "python/nn_stack.h"
+#include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
 namespace torchlint {

@@ -1,7 +1,7 @@
 // TL506 missing-super-init: an nn.Module subclass whose __init__ never runs
 // nn.Module.__init__.
 #include "catalog.h"
-#include "python/nn_stack.h"
+#include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
 namespace torchlint {

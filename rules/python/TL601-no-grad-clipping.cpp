@@ -3,8 +3,9 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
 #include "python/rule.h"
-#include "python/training_loop_util.h"
+#include "python/shared/training_loop.h"
 
 namespace torchlint {
 namespace python {
@@ -34,7 +35,7 @@ bool is_recurrent_or_attention(std::string_view q) {
 // clip_grad_norm_/clip_grad_value_ in any spelling (torch.nn.utils, accelerate, FSDP,
 // Lightning's clip_gradients), or a trainer configured to clip.
 bool clips(const CallEvent& call, const SemanticModel& model) {
-  std::string_view name = call.method.empty() ? last_name(model.text(call.callee)) : call.method;
+  std::string_view name = call.method.empty() ? last_dotted_part(model.text(call.callee)) : call.method;
   if (name == "clip_grad_norm_" || name == "clip_grad_value_" || name == "clip_grad_norm" ||
       name == "clip_grads_with_norm_" || name == "clip_gradients") {
     return true;

@@ -3,6 +3,8 @@
 #include <unordered_set>
 
 #include "catalog.h"
+#include "core/text.h"
+#include "python/shared/serving.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -67,7 +69,7 @@ class ServingWithoutNoGrad final : public Rule {
     }
     using K = ProjectCondition::Kind;
     for (const auto& [node, callee] : p.helpers) {
-      std::string shown(last_component(callee));
+      std::string shown(last_dotted_part(callee));
       ctx.report(
           node, "request handler `" + fn.name + "` calls `" + shown + "`, which runs a model outside no_grad" + advice,
           std::nullopt,

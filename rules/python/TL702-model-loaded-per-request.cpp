@@ -3,6 +3,8 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "core/text.h"
+#include "python/shared/serving.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -79,7 +81,7 @@ class ModelLoadedPerRequest final : public Rule {
     if (!reported_helpers_.insert(fn.qualname + "|" + callee).second) return;
     using K = ProjectCondition::Kind;
     ctx.report(call.node,
-               "request handler `" + fn.name + "` calls `" + std::string(last_component(callee)) +
+               "request handler `" + fn.name + "` calls `" + std::string(last_dotted_part(callee)) +
                    "`, which loads a model every time it runs: the weights are read and the model rebuilt per "
                    "request; load once at start-up or cache the loader with `@functools.lru_cache`",
                std::nullopt,

@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "core/name_table.h"
+#include "python/shared/serving.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {

@@ -1,15 +1,8 @@
-#pragma once
-// Edits of a call's argument list shared by the rules' fixes.
-#include <optional>
-#include <string>
-
-#include "python/rule.h"
+#include "call_edit.h"
 
 namespace torchlint::python {
 
-// `, <text>` after the call's last argument (before a trailing comma's newline); nullopt
-// for a call with no argument or no argument list.
-inline std::optional<Fix> append_argument(const CallEvent& call, std::string text, std::string message) {
+std::optional<Fix> append_argument(const CallEvent& call, std::string text, std::string message) {
   const Syntax& syn = Syntax::get();
   if (ts_node_is_null(call.arguments)) return std::nullopt;
   TSNode last{};

@@ -1,14 +1,521 @@
-// The forward dataflow of a module class (Tracker::analyse): how deep the stack of weight
-// layers between normalizations runs through forward(), and which values are outputs of
-// legacy activations. Compiled once here rather than in each of the rules that share
-// nn_stack.h (TL501-TL506).
+// The stacks of layers of nn_stack.h (TL501-TL506), compiled once here rather than in
+// each rule that includes it: what a layer or call is, Tracker's summaries of Sequential
+// literals, helpers and `self.x` attributes, and the forward dataflow of a module class
+// (Tracker::analyse).
 #include "nn_stack.h"
+
+#include <algorithm>
+
+#include "core/name_table.h"
+#include "core/text.h"
 
 namespace torchlint::python::nn_stack {
 
-// Interp is the class Tracker befriends, so it lives in this namespace (not an anonymous one).
 // ------------------------------------------------------------------------------------
-// The forward dataflow.
+// Layers, calls and stacks.
+
+Layer classify_layer(std::string_view q) {
+  std::string_view n = nn_class(q);
+  if (n.empty()) return Layer::kUnknown;
+  static const NameSet weights(kWeightLayers);
+  static const NameSet norms = {
+      "BatchNorm1d",     "BatchNorm2d",       "BatchNorm3d",        "LazyBatchNorm1d",    "LazyBatchNorm2d",
+      "LazyBatchNorm3d", "SyncBatchNorm",     "LayerNorm",          "GroupNorm",          "InstanceNorm1d",
+      "InstanceNorm2d",  "InstanceNorm3d",    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+      "RMSNorm",         "LocalResponseNorm", "CrossMapLRN2d",
+  };
+  static const NameSet activations = {
+      "ReLU",       "ReLU6",      "LeakyReLU", "PReLU",     "RReLU",       "ELU",        "CELU",
+      "GELU",       "SiLU",       "Mish",      "Softmax",   "Softmax2d",   "LogSoftmax", "Softmin",
+      "Softplus",   "Softsign",   "Hardtanh",  "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
+      "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
+  };
+  static const NameSet neutral = {
+      "Dropout",
+      "Dropout1d",
+      "Dropout2d",
+      "Dropout3d",
+      "AlphaDropout",
+      "FeatureAlphaDropout",
+      "Identity",
+      "Flatten",
+      "Unflatten",
+      "MaxPool1d",
+      "MaxPool2d",
+      "MaxPool3d",
+      "AvgPool1d",
+      "AvgPool2d",
+      "AvgPool3d",
+      "AdaptiveAvgPool1d",
+      "AdaptiveAvgPool2d",
+      "AdaptiveAvgPool3d",
+      "AdaptiveMaxPool1d",
+      "AdaptiveMaxPool2d",
+      "AdaptiveMaxPool3d",
+      "LPPool1d",
+      "LPPool2d",
+      "LPPool3d",
+      "FractionalMaxPool2d",
+      "FractionalMaxPool3d",
+      "Upsample",
+      "UpsamplingNearest2d",
+      "UpsamplingBilinear2d",
+      "PixelShuffle",
+      "PixelUnshuffle",
+      "ChannelShuffle",
+      "ZeroPad1d",
+      "ZeroPad2d",
+      "ZeroPad3d",
+      "ConstantPad1d",
+      "ConstantPad2d",
+      "ConstantPad3d",
+      "ReflectionPad1d",
+      "ReflectionPad2d",
+      "ReflectionPad3d",
+      "ReplicationPad1d",
+      "ReplicationPad2d",
+      "ReplicationPad3d",
+      "CircularPad1d",
+      "CircularPad2d",
+      "CircularPad3d",
+      "Embedding",
+      "EmbeddingBag",
+      "LSTM",
+      "GRU",
+      "RNN",
+  };
+  if (weights.contains(n)) return Layer::kWeight;
+  if (norms.contains(n)) return Layer::kNorm;
+  if (n == "Sigmoid" || n == "Tanh") return Layer::kLegacyAct;
+  if (n == "SELU") return Layer::kSelfNormAct;
+  if (activations.contains(n)) return Layer::kActivation;
+  if (neutral.contains(n) || n.ends_with("Loss")) return Layer::kNeutral;
+  return Layer::kUnknown;  // Transformer layers, attention, containers, anything newer
+}
+
+bool is_weight_norm_wrapper(std::string_view q) {
+  return q == "torch.nn.utils.spectral_norm" || q == "torch.nn.utils.weight_norm" ||
+         q == "torch.nn.utils.parametrizations.spectral_norm" || q == "torch.nn.utils.parametrizations.weight_norm" ||
+         q == "torch.nn.utils.spectral_norm.spectral_norm" || q == "torch.nn.utils.weight_norm.weight_norm";
+}
+
+CallCat categorize(const std::optional<std::string>& qualname) {
+  if (!qualname) return CallCat::kNoName;
+  std::string_view q = *qualname;
+  static const NameSet joins = {
+      "torch.cat",    "torch.concat",       "torch.concatenate", "torch.stack",  "torch.hstack", "torch.vstack",
+      "torch.dstack", "torch.column_stack", "torch.add",         "builtins.sum", "torch.sum",    "torch.addcmul",
+  };
+  static const NameSet norm_fns = {
+      "torch.nn.functional.batch_norm",
+      "torch.nn.functional.layer_norm",
+      "torch.nn.functional.group_norm",
+      "torch.nn.functional.instance_norm",
+      "torch.nn.functional.normalize",
+      "torch.nn.functional.rms_norm",
+      "torch.nn.functional.local_response_norm",
+      "torch.batch_norm",
+      "torch.layer_norm",
+      "torch.group_norm",
+      "torch.instance_norm",
+      "torch.rms_norm",
+      "torch.native_layer_norm",
+      "torch.native_batch_norm",
+      // hand-written normalization: statistics of the activations
+      "torch.std",
+      "torch.var",
+      "torch.var_mean",
+      "torch.std_mean",
+      "torch.rsqrt",
+      "torch.norm",
+      "torch.linalg.norm",
+      "torch.linalg.vector_norm",
+  };
+  static const NameSet legacy = {
+      "torch.sigmoid", "torch.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.special.expit",
+  };
+  static const NameSet shape = {
+      "torch.flatten",
+      "torch.reshape",
+      "torch.squeeze",
+      "torch.unsqueeze",
+      "torch.transpose",
+      "torch.permute",
+      "torch.nn.functional.dropout",
+      "torch.nn.functional.dropout1d",
+      "torch.nn.functional.dropout2d",
+      "torch.nn.functional.dropout3d",
+      "torch.nn.functional.alpha_dropout",
+  };
+  if (joins.contains(q)) return CallCat::kJoin;
+  if (norm_fns.contains(q) || is_weight_norm_wrapper(q)) return CallCat::kNormFn;
+  if (legacy.contains(q)) return CallCat::kLegacy;
+  if (shape.contains(q)) return CallCat::kShape;
+  if (q == "torch.mul" || q == "torch.multiply") return CallCat::kMul;
+  // Layers constructed or applied inside forward, and torch utilities that run modules
+  // (checkpoint, jit, hub), are beyond the dataflow.
+  if (q.starts_with("torch.nn.") && !q.starts_with("torch.nn.functional.")) return CallCat::kUnknown;
+  if (q.starts_with("torch.utils.") || q.starts_with("torch.jit.") || q.starts_with("torch.hub.") ||
+      q.starts_with("torch.func")) {
+    return CallCat::kUnknown;
+  }
+  if (q.starts_with("torch.") || q.starts_with("builtins.") || q.starts_with("math.") || q.starts_with("einops.") ||
+      q.starts_with("numpy.")) {
+    return CallCat::kPure;
+  }
+  return CallCat::kUnknown;
+}
+
+bool call_returns_non_module(std::string_view s) {
+  if (s == "torch.nn.Parameter" || s == "torch.nn.parameter.Parameter" || s == "torch.nn.Buffer" ||
+      s == "torch.nn.UninitializedParameter" || s == "torch.nn.ParameterList" || s == "torch.nn.ParameterDict") {
+    return true;
+  }
+  if (s.starts_with("torch.nn.") || s.starts_with("torch.jit.") || s.starts_with("torch.hub.") ||
+      s == "torch.compile") {
+    return s.starts_with("torch.nn.functional.") || s.starts_with("torch.nn.init.");
+  }
+  if (s.starts_with("torch.")) return true;
+  static const NameSet value_packages = {
+      "builtins", "math",        "numpy",    "random",   "os",      "sys",         "re",
+      "json",     "time",        "datetime", "logging",  "pathlib", "collections", "itertools",
+      "typing",   "dataclasses", "warnings", "argparse", "string",
+  };
+  return value_packages.contains(s.substr(0, s.find('.')));
+}
+
+void Stack::append(const Stack& s) {
+  weights += s.weights;
+  norm |= s.norm;
+  self_norm |= s.self_norm;
+  skip |= s.skip;
+  unknown |= s.unknown;
+  reported |= s.reported;
+  leaves.insert(leaves.end(), s.leaves.begin(), s.leaves.end());
+}
+
+Stack Stack::either(const Stack& a, const Stack& b) {
+  Stack s = a.weights >= b.weights ? a : b;
+  s.norm = a.norm || b.norm;
+  s.self_norm = a.self_norm || b.self_norm;
+  s.skip = a.skip || b.skip;
+  s.unknown = a.unknown || b.unknown;
+  s.reported = a.reported || b.reported;
+  return s;
+}
+
+Stack Tracker::summarize(TSNode expr, const SemanticModel& m, bool mark_nested, int depth) {
+  Stack s;
+  if (ts_node_is_null(expr) || depth > 16) {
+    s.unknown = true;
+    return s;
+  }
+  if (is_type(expr, "parenthesized_expression"))
+    return summarize(ts_node_named_child(expr, 0), m, mark_nested, depth + 1);
+  if (is_type(expr, "conditional_expression") && ts_node_named_child_count(expr) == 3) {
+    TSNode a = ts_node_named_child(expr, 0), b = ts_node_named_child(expr, 2);
+    if (is_type(a, "none")) return summarize(b, m, mark_nested, depth + 1);
+    if (is_type(b, "none")) return summarize(a, m, mark_nested, depth + 1);
+    return Stack::either(summarize(a, m, mark_nested, depth + 1), summarize(b, m, mark_nested, depth + 1));
+  }
+  if (!is_type(expr, "call")) {
+    s.unknown = true;
+    return s;
+  }
+  TSNode callee = child_by(expr, "function");
+  TSNode args = child_by(expr, "arguments");
+  auto q = m.resolve_qualified_name(callee);
+  if (!q) {
+    s.unknown = true;
+    return s;
+  }
+  if (*q == kSequential || *q == kModuleList) {
+    if (depth > 0 && mark_nested && *q == kSequential) nested_.insert(start_of(expr));
+    s.reported = reported_.contains(start_of(expr));
+    if (!is_type(args, "argument_list")) {
+      s.unknown = true;
+      return s;
+    }
+    std::vector<TSNode> items;
+    for (TSNode a : named_children(args)) {
+      if (is_type(a, "comment")) continue;
+      items.push_back(a);
+    }
+    if (*q == kModuleList) {
+      // nn.ModuleList([...]) or nn.ModuleList([layer for ...]) (counted once: a lower bound).
+      if (items.size() != 1) {
+        s.unknown = !items.empty();
+        return s;
+      }
+      TSNode list = items[0];
+      if (is_type(list, "list_comprehension")) return summarize(child_by(list, "body"), m, mark_nested, depth + 1);
+      if (!is_type(list, "list")) {
+        s.unknown = true;
+        return s;
+      }
+      items.clear();
+      for (TSNode a : named_children(list)) {
+        if (!is_type(a, "comment")) items.push_back(a);
+      }
+    } else if (items.size() == 1 && is_type(items[0], "call")) {
+      // nn.Sequential(OrderedDict([("conv", nn.Conv2d(...)), ...]))
+      auto inner = m.resolve_qualified_name(child_by(items[0], "function"));
+      if (inner && (*inner == "collections.OrderedDict" || *inner == "typing.OrderedDict")) {
+        TSNode oargs = child_by(items[0], "arguments");
+        TSNode list = is_type(oargs, "argument_list") && ts_node_named_child_count(oargs) == 1
+                          ? ts_node_named_child(oargs, 0)
+                          : TSNode{};
+        if (!is_type(list, "list")) {
+          s.unknown = true;
+          return s;
+        }
+        items.clear();
+        for (TSNode pair : named_children(list)) {
+          if (is_type(pair, "comment")) continue;
+          if (!is_type(pair, "tuple") || ts_node_named_child_count(pair) != 2) {
+            s.unknown = true;
+            return s;
+          }
+          items.push_back(ts_node_named_child(pair, 1));
+        }
+      }
+    }
+    for (TSNode item : items) {
+      if (is_type(item, "list_splat") || is_type(item, "dictionary_splat") || is_type(item, "keyword_argument")) {
+        s.unknown = true;
+        continue;
+      }
+      s.append(summarize(item, m, mark_nested, depth + 1));
+    }
+    return s;
+  }
+  if (is_weight_norm_wrapper(*q)) {
+    TSNode first = is_type(args, "argument_list") ? ts_node_named_child(args, 0) : TSNode{};
+    s = summarize(first, m, mark_nested, depth + 1);
+    s.norm = true;
+    return s;
+  }
+  Layer kind = classify_layer(*q);
+  if (kind == Layer::kUnknown) {
+    // `def conv3x3(cin, cout): return nn.Conv2d(cin, cout, 3, padding=1)`
+    if (auto h = helpers_.find(*q); h != helpers_.end()) {
+      s = h->second;
+      return s;
+    }
+    auto it = blocks_.find(*q);
+    if (it == blocks_.end() || !it->second.known) {
+      s.unknown = true;
+      return s;
+    }
+    const BlockSummary& b = it->second;
+    s.weights = b.depth;
+    s.norm = b.norm;
+    s.self_norm = b.self_norm;
+    s.skip = b.skip;
+    s.reported = b.reported;
+    s.leaves.push_back({Layer::kBlock, expr, b.depth});
+    return s;
+  }
+  if (kind == Layer::kWeight) s.weights = 1;
+  if (kind == Layer::kNorm) s.norm = true;
+  if (kind == Layer::kSelfNormAct) s.self_norm = true;
+  s.leaves.push_back({kind, expr, kind == Layer::kWeight ? 1 : 0});
+  return s;
+}
+
+void Tracker::reported_sequential(TSNode call, const SemanticModel& m) {
+  reported_.insert(start_of(call));
+  if (ClassAcc* acc = current_class(m)) acc->reported = true;
+}
+
+void Tracker::on_function_end(const FunctionState& fn, const SemanticModel& m) {
+  if (fn.is_module_level || ts_node_is_null(fn.node)) return;
+  TSNode body = child_by(fn.node, "body");
+  TSNode ret{};
+  bool first = true;
+  for (TSNode st : named_children(body)) {
+    bool is_first = first;
+    first = false;
+    if (is_type(st, "comment")) continue;
+    if (is_type(st, "expression_statement") && is_type(ts_node_named_child(st, 0), "string") && ts_node_is_null(ret) &&
+        is_first) {
+      continue;  // docstring
+    }
+    if (!ts_node_is_null(ret) || !is_type(st, "return_statement")) return;
+    ret = st;
+  }
+  if (ts_node_is_null(ret)) return;
+  TSNode value = ts_node_named_child(ret, 0);
+  if (!is_type(value, "call")) return;
+  Stack stack = summarize(value, m);
+  if (!stack.unknown) helpers_[fn.qualname] = std::move(stack);
+}
+
+ClassAcc* Tracker::current_class(const SemanticModel& m) {
+  const ClassInfo* cls = m.enclosing_class();
+  if (!cls || !cls->is_module) return nullptr;
+  return &classes_[cls->qualname];
+}
+
+void Tracker::on_call(const CallEvent& call, const SemanticModel& m) {
+  ClassAcc* acc = current_class(m);
+  if (!acc) return;
+  CallCat cat = categorize(call.qualname);
+  calls_[start_of(call.node)] = cat;
+  if (cat == CallCat::kNormFn) acc->functional_norm = true;
+  // Submodules registered by name are beyond the attribute summaries.
+  bool on_self =
+      !ts_node_is_null(call.receiver) && is_type(call.receiver, "identifier") && m.text(call.receiver) == "self";
+  if (on_self && (call.method == "add_module" || call.method == "register_module")) acc->dynamic = true;
+  if (call.qualname && (*call.qualname == "builtins.setattr" || *call.qualname == "builtins.vars")) acc->dynamic = true;
+  // `self.blocks.append(...)`: the attribute's final contents are not its assignment.
+  if (!ts_node_is_null(call.receiver) && is_type(call.receiver, "attribute")) {
+    TSNode obj = child_by(call.receiver, "object");
+    if (is_type(obj, "identifier") && m.text(obj) == "self") {
+      static const NameSet mutators = {"append",     "extend", "insert",     "update",         "__setitem__",
+                                       "setdefault", "add",    "add_module", "register_module"};
+      if (mutators.contains(call.method) && adds_module(call, m)) {
+        std::string name(m.text(child_by(call.receiver, "attribute")));
+        acc->attrs[name].kind = AttrKind::kUnknownModule;
+      }
+    }
+  }
+}
+
+void Tracker::on_assign(const AssignEvent& event, const SemanticModel& m) {
+  if (!is_type(event.target, "attribute")) {
+    // `self.heads["a"] = nn.Linear(...)`
+    if (is_type(event.target, "subscript")) {
+      TSNode value = child_by(event.target, "value");
+      if (is_type(value, "attribute")) {
+        TSNode obj = child_by(value, "object");
+        ClassAcc* acc = current_class(m);
+        if (acc && is_type(obj, "identifier") && m.text(obj) == "self") {
+          acc->attrs[std::string(m.text(child_by(value, "attribute")))].kind = AttrKind::kUnknownModule;
+        }
+      }
+    }
+    return;
+  }
+  TSNode obj = child_by(event.target, "object");
+  if (!is_type(obj, "identifier") || m.text(obj) != "self") return;
+  ClassAcc* acc = current_class(m);
+  if (!acc) return;
+  std::string name(m.text(child_by(event.target, "attribute")));
+  Attr value = event.op == "=" ? classify_value(event.value, m) : Attr{AttrKind::kNotModule, {}};
+  if (event.op != "=" && acc->attrs.contains(name) && acc->attrs[name].kind != AttrKind::kNotModule) {
+    value.kind = AttrKind::kUnknownModule;  // `self.layers += [...]`
+  }
+  auto it = acc->attrs.find(name);
+  if (it == acc->attrs.end()) {
+    acc->attrs.emplace(std::move(name), std::move(value));
+    return;
+  }
+  Attr& old = it->second;
+  // Two assignments (branches, a reset): the attribute may hold either.
+  if (old.kind == AttrKind::kNotModule) {
+    // `self.norm = None` then `self.norm = nn.LayerNorm(d)`: None is never called.
+    old = std::move(value);
+  } else if (value.kind == AttrKind::kNotModule) {
+    // keep the module
+  } else if (old.kind == AttrKind::kKnown && value.kind == AttrKind::kKnown) {
+    old.stack = Stack::either(old.stack, value.stack);
+  } else if (old.kind == AttrKind::kUnknownModule || value.kind == AttrKind::kUnknownModule) {
+    old.kind = AttrKind::kUnknownModule;
+  } else {
+    old.kind = AttrKind::kOpaque;
+  }
+}
+
+Attr Tracker::classify_value(TSNode v, const SemanticModel& m) {
+  Attr a;
+  if (ts_node_is_null(v)) return a;
+  static const NameSet values = {
+      "integer",
+      "float",
+      "string",
+      "concatenated_string",
+      "true",
+      "false",
+      "none",
+      "ellipsis",
+      "binary_operator",
+      "unary_operator",
+      "comparison_operator",
+      "boolean_operator",
+      "not_operator",
+  };
+  std::string_view type = ts_node_type(v);
+  if (values.contains(type)) return a;
+  if (type == "call" || type == "conditional_expression" || type == "parenthesized_expression") {
+    Stack s = summarize(v, m);
+    if (!s.unknown) {
+      a.kind = AttrKind::kKnown;
+      a.stack = std::move(s);
+      return a;
+    }
+    if (type == "call") {
+      auto q = m.resolve_qualified_name(child_by(v, "function"));
+      if (returns_value(v, q, m)) return a;
+    }
+    a.kind = AttrKind::kUnknownModule;
+    return a;
+  }
+  if (type == "list" || type == "tuple" || type == "dictionary" || type == "set" || type == "list_comprehension" ||
+      type == "dictionary_comprehension" || type == "generator_expression") {
+    // Containers of constructions may hold (unregistered) modules that forward runs.
+    if (holds_construction(v, m, 0)) a.kind = AttrKind::kUnknownModule;
+    return a;
+  }
+  a.kind = AttrKind::kOpaque;
+  return a;
+}
+
+bool Tracker::returns_value(TSNode call, const std::optional<std::string>& q, const SemanticModel& m) {
+  if (q) return call_returns_non_module(*q);
+  TSNode callee = child_by(call, "function");
+  if (!is_type(callee, "attribute")) return false;
+  static const NameSet value_methods = {
+      "float",     "bool",    "long",       "int",   "half", "double", "clone",   "detach", "view",  "reshape",
+      "unsqueeze", "squeeze", "contiguous", "numpy", "item", "tolist", "split",   "format", "strip", "lower",
+      "upper",     "keys",    "values",     "items", "get",  "join",   "replace", "sum",    "mean",
+  };
+  return value_methods.contains(m.text(child_by(callee, "attribute")));
+}
+
+bool Tracker::adds_module(const CallEvent& call, const SemanticModel& m) {
+  if (ts_node_is_null(call.arguments)) return false;
+  uint32_t n = ts_node_named_child_count(call.arguments);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode a = ts_node_named_child(call.arguments, i);
+    if (is_type(a, "keyword_argument")) a = child_by(a, "value");
+    if (is_type(a, "identifier")) {
+      ValueKind k = m.infer_value(a).kind;
+      if (k == ValueKind::kModel || k == ValueKind::kInstance || k == ValueKind::kLoss) return true;
+      continue;
+    }
+    if (holds_construction(a, m, 0)) return true;
+  }
+  return false;
+}
+
+bool Tracker::holds_construction(TSNode v, const SemanticModel& m, int depth) {
+  if (ts_node_is_null(v) || depth > 8) return false;
+  if (is_type(v, "call")) {
+    auto q = m.resolve_qualified_name(child_by(v, "function"));
+    return !returns_value(v, q, m);
+  }
+  for (TSNode child : named_children(v)) {
+    if (holds_construction(child, m, depth + 1)) return true;
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------------------------
+// The forward dataflow (Tracker::analyse): how deep the stack of weight layers between
+// normalizations runs through forward(), and which values are outputs of legacy
+// activations. Interp is the class Tracker befriends, so it lives in this namespace (not
+// an anonymous one).
 
 struct Value {
   int depth = 0;                 // weight layers applied along the way
@@ -564,9 +1071,7 @@ Tracker::ClassFlow Tracker::analyse(const ClassInfo& cls, TSNode class_node, con
   }
   // A hand-written norm layer (`class LayerNorm(nn.Module)`) normalises whatever its
   // forward looks like.
-  std::string lower_name = cls.qualname.substr(cls.qualname.rfind('.') + 1);
-  for (char& c : lower_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower_name.find("norm") != std::string::npos) flow.any_norm = true;
+  if (ascii_ifind(last_dotted_part(cls.qualname), "norm") != std::string_view::npos) flow.any_norm = true;
   BlockSummary summary;
   summary.known = flow.analysed && !flow.unknown_modules;
   summary.depth = flow.depth;

@@ -1,14 +1,10 @@
-#pragma once
-// Shared by the rules about Dataset classes (TL112, TL209). Header-only so that each rule
-// stays one .cpp.
-#include <string_view>
+#include "dataset.h"
 
 #include "core/name_table.h"
-#include "python/rule.h"
 
 namespace torchlint::python::dataset_util {
 
-inline bool is_dataset_base(std::string_view q) {
+bool is_dataset_base(std::string_view q) {
   static const NameSet bases = {
       "torch.utils.data.Dataset",           "torch.utils.data.dataset.Dataset",
       "torch.utils.data.IterableDataset",   "torch.utils.data.dataset.IterableDataset",
@@ -18,8 +14,7 @@ inline bool is_dataset_base(std::string_view q) {
   return bases.contains(q);
 }
 
-// `q` names a torch Dataset class, directly or through classes of this file.
-inline bool is_dataset_class(std::string_view q, const SemanticModel& model, int depth = 0) {
+bool is_dataset_class(std::string_view q, const SemanticModel& model, int depth) {
   if (is_dataset_base(q)) return true;
   const ClassInfo* local = model.class_info(q);
   if (!local || depth > 8) return false;
@@ -29,9 +24,7 @@ inline bool is_dataset_class(std::string_view q, const SemanticModel& model, int
   return false;
 }
 
-// The class statement derives from a torch Dataset. Bases are read from the statement so
-// that `Dataset[Tuple[Tensor, int]]` counts.
-inline bool derives_from_dataset(TSNode class_node, const SemanticModel& model) {
+bool derives_from_dataset(TSNode class_node, const SemanticModel& model) {
   const Syntax& syn = Syntax::get();
   TSNode bases = field(class_node, syn.fields().superclasses);
   uint32_t n = ts_node_is_null(bases) ? 0 : ts_node_named_child_count(bases);
