@@ -214,94 +214,7 @@ std::vector<std::string> parameter_names(TSNode fn, const SemanticModel& model) 
 bool is_library_name(std::string_view q) {
   std::string_view top = q.substr(0, q.find('.'));
   if (api::is_external_package(top)) return true;
-  static const NameSet more = {
-      "flask",
-      "fastapi",
-      "starlette",
-      "litestar",
-      "bentoml",
-      "ray",
-      "sanic",
-      "quart",
-      "aiohttp",
-      "uvicorn",
-      "pydantic",
-      "diffusers",
-      "sentence_transformers",
-      "ultralytics",
-      "onnxruntime",
-      "onnx",
-      "openai",
-      "peft",
-      "trl",
-      "huggingface_hub",
-      "safetensors",
-      "joblib",
-      "tensorflow",
-      "keras",
-      "jax",
-      "tensorboardX",
-      "comet_ml",
-      "neptune",
-      "clearml",
-      "aim",
-      "sacred",
-      "dvclive",
-      "swanlab",
-      "deepspeed",
-      "bitsandbytes",
-      "apex",
-      "spacy",
-      "nltk",
-      "langchain",
-      "vllm",
-      "xgboost",
-      "lightgbm",
-      "gradio",
-      "streamlit",
-      "csv",
-      "cachetools",
-      "whisper",
-      "open_clip",
-      "clip",
-      "easyocr",
-      "lightning_fabric",
-      "torchmetrics",
-      "rich",
-      "loguru",
-      "click",
-      "typer",
-      "fire",
-      "h5py",
-      "lmdb",
-      "psutil",
-      "socket",
-      "threading",
-      "multiprocessing",
-      "queue",
-      "asyncio",
-      "uuid",
-      "hashlib",
-      "base64",
-      "struct",
-      "zipfile",
-      "tarfile",
-      "urllib",
-      "http",
-      "traceback",
-      "gc",
-      "platform",
-      "signal",
-      "string",
-      "textwrap",
-      "operator",
-      "numbers",
-      "statistics",
-      "heapq",
-      "bisect",
-      "weakref",
-  };
-  return more.contains(top);
+  return api::library_packages().contains(top);
 }
 
 // ---------------------------------------------------------------------------------
@@ -823,8 +736,7 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
   // Changes to a dict being built: `state.update(...)`.
   if (!call.method.empty() && !ts_node_is_null(call.receiver) && syn.kind(call.receiver) == Kind::kIdentifier) {
     std::string_view name = model.text(call.receiver);
-    static const NameSet mutators = {"update", "setdefault", "pop", "popitem", "clear"};
-    if (mutators.contains(call.method)) {
+    if (api::dict_mutators().contains(call.method)) {
       saving_[fn].mutated.insert(std::string(name));
       if (LocalDict* d = local_dict(fn, name)) {
         if (call.method == "update" && !call.has_args_splat && !call.has_kwargs_splat) {
@@ -997,38 +909,9 @@ bool TrainingCheckpointTracker::saves(const TrainingCheckpoint& checkpoint, cons
 
 namespace {
 
-bool is_app_constructor(std::string_view q) {
-  static const NameSet apps = {
-      "fastapi.FastAPI",
-      "fastapi.APIRouter",
-      "fastapi.routing.APIRouter",
-      "fastapi.applications.FastAPI",
-      "flask.Flask",
-      "flask.Blueprint",
-      "flask.app.Flask",
-      "flask.blueprints.Blueprint",
-      "quart.Quart",
-      "quart.Blueprint",
-      "sanic.Sanic",
-      "sanic.Blueprint",
-      "starlette.applications.Starlette",
-      "starlette.routing.Router",
-      "litestar.Litestar",
-      "litestar.Router",
-      "aiohttp.web.RouteTableDef",
-      "flask_restx.Namespace",
-      "flask_smorest.Blueprint",
-  };
-  return apps.contains(q);
-}
+bool is_app_constructor(std::string_view q) { return api::web_app_constructors().contains(q); }
 
-bool is_route_verb(std::string_view verb) {
-  static const NameSet verbs = {
-      "get",   "post",      "put",       "delete", "patch",           "head", "options",
-      "route", "websocket", "api_route", "trace",  "websocket_route", "view",
-  };
-  return verbs.contains(verb);
-}
+bool is_route_verb(std::string_view verb) { return api::route_decorator_methods().contains(verb); }
 
 bool names_app(std::string_view name) {
   std::string n = lower(last_component(name));
@@ -1042,17 +925,7 @@ bool names_app(std::string_view name) {
 // Libraries whose callables are not torch models run by forward (they handle grad mode
 // and eval themselves, or are not torch at all).
 bool is_non_torch_model_library(std::string_view q) {
-  static const NameSet tops = {
-      "transformers", "diffusers",   "sentence_transformers",
-      "ultralytics",  "onnxruntime", "openai",
-      "vllm",         "langchain",   "spacy",
-      "sklearn",      "joblib",      "pickle",
-      "tensorflow",   "keras",       "easyocr",
-      "whisper",      "gradio",      "tritonclient",
-      "jax",          "xgboost",     "lightgbm",
-      "open_clip",    "clip",
-  };
-  return tops.contains(q.substr(0, q.find('.')));
+  return api::non_torch_model_packages().contains(q.substr(0, q.find('.')));
 }
 
 }  // namespace
