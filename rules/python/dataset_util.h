@@ -3,20 +3,12 @@
 // stays one .cpp.
 #include <string_view>
 
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint::python::dataset_util {
 
-inline bool is_dataset_base(std::string_view q) {
-  static const NameSet bases = {
-      "torch.utils.data.Dataset",           "torch.utils.data.dataset.Dataset",
-      "torch.utils.data.IterableDataset",   "torch.utils.data.dataset.IterableDataset",
-      "torch.utils.data.TensorDataset",     "torch.utils.data.dataset.TensorDataset",
-      "torchvision.datasets.VisionDataset", "torchvision.datasets.vision.VisionDataset",
-  };
-  return bases.contains(q);
-}
+inline bool is_dataset_base(std::string_view q) { return api::dataset_bases().contains(q); }
 
 // `q` names a torch Dataset class, directly or through classes of this file.
 inline bool is_dataset_class(std::string_view q, const SemanticModel& model, int depth = 0) {

@@ -372,11 +372,6 @@ class Interp {
       Value recv = eval(obj, env);
       Value in = merge(recv, eval_args(args, env, nullptr, nullptr));
       std::string_view method = m_.text(child_by(callee, "attribute"));
-      static const NameSet shape = {
-          "view",   "reshape",   "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
-          "float",  "half",      "double",  "to",      "type_as",   "clone",   "view_as",   "reshape_as",
-          "expand", "expand_as", "chunk",   "split",   "unbind",    "narrow",
-      };
       Value out;
       out.depth = in.depth;
       if (method == "sigmoid" || method == "tanh" || method == "sigmoid_" || method == "tanh_") {
@@ -390,7 +385,7 @@ class Interp {
       } else if (method == "mul" || method == "mul_" || method == "multiply" || method == "addcmul" ||
                  method == "addcmul_" || method == "lerp" || method == "lerp_") {
         mark(gating, in);
-      } else if (shape.contains(method)) {
+      } else if (api::shape_and_cast_methods().contains(method)) {
         out.legacy = in.legacy;
       }
       note(out);
