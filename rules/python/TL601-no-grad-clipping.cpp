@@ -2,7 +2,7 @@
 // clips gradients.
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 #include "python/training_loop_util.h"
 
@@ -13,23 +13,7 @@ namespace {
 using namespace loop_util;
 
 // The layers whose training is prone to exploding gradients.
-bool is_recurrent_or_attention(std::string_view q) {
-  static const NameSet layers = {
-      "torch.nn.RNN",
-      "torch.nn.LSTM",
-      "torch.nn.GRU",
-      "torch.nn.RNNCell",
-      "torch.nn.LSTMCell",
-      "torch.nn.GRUCell",
-      "torch.nn.Transformer",
-      "torch.nn.TransformerEncoder",
-      "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer",
-      "torch.nn.TransformerDecoderLayer",
-      "torch.nn.MultiheadAttention",
-  };
-  return layers.contains(q);
-}
+bool is_recurrent_or_attention(std::string_view q) { return api::exploding_gradient_layers().contains(q); }
 
 // clip_grad_norm_/clip_grad_value_ in any spelling (torch.nn.utils, accelerate, FSDP,
 // Lightning's clip_gradients), or a trainer configured to clip.
