@@ -153,14 +153,7 @@ bool receiver_names_optimizer(std::string_view receiver) {
   return n.find("optim") != std::string::npos || n.starts_with("opt") || n.ends_with("opt");
 }
 
-bool makes_synthetic_tensor(std::string_view q) {
-  static const NameSet factories = {
-      "torch.randn",      "torch.rand",      "torch.randint",    "torch.zeros",     "torch.ones",
-      "torch.empty",      "torch.full",      "torch.randn_like", "torch.rand_like", "torch.randint_like",
-      "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-  };
-  return factories.contains(q);
-}
+bool makes_synthetic_tensor(std::string_view q) { return synthetic_tensor_factories().contains(q); }
 
 ValueKind classify_call(std::string_view q) {
   if (q == kDataLoaderClass) return ValueKind::kDataLoader;
@@ -195,53 +188,7 @@ ValueKind classify_call(std::string_view q) {
     if (last.starts_with("Parameter") || last == "Buffer") return ValueKind::kTensor;
     if (last.ends_with("Loss")) return ValueKind::kLoss;
     // Parameter-free building blocks are modules but never "the model".
-    static const NameSet layers = {
-        "ReLU",
-        "ReLU6",
-        "LeakyReLU",
-        "PReLU",
-        "ELU",
-        "SELU",
-        "CELU",
-        "GELU",
-        "SiLU",
-        "Mish",
-        "Sigmoid",
-        "Tanh",
-        "Softmax",
-        "LogSoftmax",
-        "Softplus",
-        "Softsign",
-        "Hardtanh",
-        "Hardswish",
-        "Hardsigmoid",
-        "Dropout",
-        "Dropout1d",
-        "Dropout2d",
-        "Dropout3d",
-        "AlphaDropout",
-        "Identity",
-        "Flatten",
-        "Unflatten",
-        "MaxPool1d",
-        "MaxPool2d",
-        "MaxPool3d",
-        "AvgPool1d",
-        "AvgPool2d",
-        "AvgPool3d",
-        "AdaptiveAvgPool1d",
-        "AdaptiveAvgPool2d",
-        "AdaptiveAvgPool3d",
-        "AdaptiveMaxPool2d",
-        "Upsample",
-        "PixelShuffle",
-        "ZeroPad2d",
-        "ConstantPad2d",
-        "ReflectionPad2d",
-        "CosineSimilarity",
-        "PairwiseDistance",
-    };
-    if (layers.contains(last)) return ValueKind::kUnknown;
+    if (parameter_free_layers().contains(last)) return ValueKind::kUnknown;
     return ValueKind::kModel;
   }
   if (q.starts_with("torchvision.models.")) {
@@ -284,21 +231,12 @@ Rng seeded_by(std::string_view q) {
 }
 
 Rng draws_from(std::string_view q) {
-  static const NameSet random_functions = {
-      "random.random",      "random.randint",     "random.randrange",  "random.choice",      "random.choices",
-      "random.shuffle",     "random.sample",      "random.uniform",    "random.gauss",       "random.normalvariate",
-      "random.betavariate", "random.expovariate", "random.triangular", "random.getrandbits",
-  };
-  if (random_functions.contains(q)) return Rng::kRandom;
+  if (global_random_draws().contains(q)) return Rng::kRandom;
   if (q.starts_with("numpy.random.")) {
     std::string_view fn = q.substr(13);
     if (fn.find('.') != std::string_view::npos) return Rng::kNone;
     // Generators and state plumbing are not draws from the global generator.
-    static const NameSet not_draws = {
-        "seed",      "default_rng", "Generator", "RandomState", "SeedSequence", "get_state",
-        "set_state", "PCG64",       "MT19937",   "Philox",      "SFC64",        "BitGenerator",
-    };
-    if (!not_draws.contains(fn)) return Rng::kNumpy;
+    if (!numpy_random_non_draws().contains(fn)) return Rng::kNumpy;
   }
   return Rng::kNone;
 }
@@ -386,67 +324,6 @@ std::string_view usage_fact(std::string_view q) {
   return {};
 }
 
-bool is_external_package(std::string_view top) {
-  static const NameSet known = {
-      "torch",
-      "torchvision",
-      "torchaudio",
-      "torchtext",
-      "numpy",
-      "scipy",
-      "pandas",
-      "sklearn",
-      "builtins",
-      "os",
-      "sys",
-      "math",
-      "random",
-      "re",
-      "json",
-      "time",
-      "datetime",
-      "logging",
-      "argparse",
-      "pathlib",
-      "typing",
-      "collections",
-      "functools",
-      "itertools",
-      "dataclasses",
-      "shutil",
-      "subprocess",
-      "copy",
-      "pickle",
-      "glob",
-      "warnings",
-      "contextlib",
-      "abc",
-      "enum",
-      "transformers",
-      "lightning",
-      "pytorch_lightning",
-      "accelerate",
-      "timm",
-      "tqdm",
-      "wandb",
-      "mlflow",
-      "tensorboard",
-      "PIL",
-      "cv2",
-      "matplotlib",
-      "yaml",
-      "hydra",
-      "omegaconf",
-      "datasets",
-      "einops",
-      "fastapi",
-      "flask",
-      "requests",
-      "io",
-      "tempfile",
-      "inspect",
-  };
-  return known.contains(top);
-}
+bool is_external_package(std::string_view top) { return external_packages().contains(top); }
 
 }  // namespace torchlint::python::api

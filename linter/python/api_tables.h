@@ -7,6 +7,8 @@
 #include <span>
 #include <string_view>
 
+#include "core/name_table.h"
+
 namespace torchlint::python::api {
 
 // Canonical names rules compare against.
@@ -26,6 +28,24 @@ inline constexpr std::string_view kDetectAnomaly = "torch.autograd.anomaly_mode.
 inline constexpr std::string_view kAutogradGrad = "torch.autograd.grad";
 inline constexpr std::string_view kTorchDevice = "torch.device";
 inline constexpr std::string_view kModule = "torch.nn.modules.module.Module";
+
+// The named sets of API names in api_names.def, which says what each holds: `api::id()` is
+// set `id`, built once on first use, and `api::names::id` its names in the order given (a
+// rule's kTriggers). Inline: rules ask the sets on every call event, and a call into
+// api_tables.cpp would add to each lookup.
+namespace names {
+#define API_NAME_SET(id, ...) inline constexpr std::string_view id[] = {__VA_ARGS__};
+#include "api_names.def"
+#undef API_NAME_SET
+}  // namespace names
+
+#define API_NAME_SET(id, ...)            \
+  inline const NameSet& id() {           \
+    static const NameSet set(names::id); \
+    return set;                          \
+  }
+#include "api_names.def"
+#undef API_NAME_SET
 
 // Maps a fully spelled dotted name to its canonical form (identity when unknown).
 std::string canonical_name(std::string name);

@@ -10,26 +10,10 @@ namespace torchlint::python {
 
 namespace {
 
-bool is_builtin(std::string_view name) {
-  static const NameSet builtins = {
-      "print",      "len",      "range",        "enumerate",   "zip",        "map",        "filter",    "float",
-      "int",        "str",      "bool",         "list",        "dict",       "set",        "tuple",     "isinstance",
-      "issubclass", "super",    "open",         "sum",         "min",        "max",        "abs",       "round",
-      "sorted",     "reversed", "any",          "all",         "getattr",    "setattr",    "hasattr",   "type",
-      "iter",       "next",     "repr",         "vars",        "dir",        "id",         "hash",      "callable",
-      "object",     "exec",     "eval",         "compile",     "__import__", "input",      "format",    "divmod",
-      "pow",        "chr",      "ord",          "bytes",       "bytearray",  "memoryview", "frozenset", "complex",
-      "slice",      "property", "staticmethod", "classmethod",
-  };
-  return builtins.contains(name);
-}
+bool is_builtin(std::string_view name) { return api::python_builtins().contains(name); }
 
 bool is_module_method_returning_self(std::string_view method) {
-  static const NameSet methods = {
-      "to",   "cuda",           "cpu",          "half", "float",    "double", "bfloat16", "train",
-      "eval", "requires_grad_", "share_memory", "type", "to_empty", "apply",  "xpu",      "mps",
-  };
-  return methods.contains(method);
+  return api::module_methods_returning_self().contains(method);
 }
 
 // `(1, 3, 32, 32)`, `((1, 3, 32, 32))`, `([2, 8], dtype=...)`: every size is an integer

@@ -190,94 +190,7 @@ std::vector<std::string> parameter_names(TSNode fn, const SemanticModel& model) 
 bool is_library_name(std::string_view q) {
   std::string_view top = q.substr(0, q.find('.'));
   if (api::is_external_package(top)) return true;
-  static const NameSet more = {
-      "flask",
-      "fastapi",
-      "starlette",
-      "litestar",
-      "bentoml",
-      "ray",
-      "sanic",
-      "quart",
-      "aiohttp",
-      "uvicorn",
-      "pydantic",
-      "diffusers",
-      "sentence_transformers",
-      "ultralytics",
-      "onnxruntime",
-      "onnx",
-      "openai",
-      "peft",
-      "trl",
-      "huggingface_hub",
-      "safetensors",
-      "joblib",
-      "tensorflow",
-      "keras",
-      "jax",
-      "tensorboardX",
-      "comet_ml",
-      "neptune",
-      "clearml",
-      "aim",
-      "sacred",
-      "dvclive",
-      "swanlab",
-      "deepspeed",
-      "bitsandbytes",
-      "apex",
-      "spacy",
-      "nltk",
-      "langchain",
-      "vllm",
-      "xgboost",
-      "lightgbm",
-      "gradio",
-      "streamlit",
-      "csv",
-      "cachetools",
-      "whisper",
-      "open_clip",
-      "clip",
-      "easyocr",
-      "lightning_fabric",
-      "torchmetrics",
-      "rich",
-      "loguru",
-      "click",
-      "typer",
-      "fire",
-      "h5py",
-      "lmdb",
-      "psutil",
-      "socket",
-      "threading",
-      "multiprocessing",
-      "queue",
-      "asyncio",
-      "uuid",
-      "hashlib",
-      "base64",
-      "struct",
-      "zipfile",
-      "tarfile",
-      "urllib",
-      "http",
-      "traceback",
-      "gc",
-      "platform",
-      "signal",
-      "string",
-      "textwrap",
-      "operator",
-      "numbers",
-      "statistics",
-      "heapq",
-      "bisect",
-      "weakref",
-  };
-  return more.contains(top);
+  return api::library_packages().contains(top);
 }
 
 // ---------------------------------------------------------------------------------
@@ -799,8 +712,7 @@ void TrainingCheckpointTracker::on_call(const CallEvent& call, RuleContext& ctx)
   // Changes to a dict being built: `state.update(...)`.
   if (!call.method.empty() && !ts_node_is_null(call.receiver) && syn.kind(call.receiver) == Kind::kIdentifier) {
     std::string_view name = model.text(call.receiver);
-    static const NameSet mutators = {"update", "setdefault", "pop", "popitem", "clear"};
-    if (mutators.contains(call.method)) {
+    if (api::dict_mutators().contains(call.method)) {
       saving_[fn].mutated.insert(std::string(name));
       if (LocalDict* d = local_dict(fn, name)) {
         if (call.method == "update" && !call.has_args_splat && !call.has_kwargs_splat) {

@@ -6,8 +6,8 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -22,24 +22,7 @@ constexpr const char* kFactCallsEval = "calls-eval";
 bool is_train_mode_layer(std::string_view q) {
   // Asked for every call: most are decided by the prefix, without hashing the name.
   if (!q.starts_with("torch.nn.") && !q.starts_with("torchvision.ops.")) return false;
-  static const NameSet layers = {
-      "torch.nn.Dropout",
-      "torch.nn.Dropout1d",
-      "torch.nn.Dropout2d",
-      "torch.nn.Dropout3d",
-      "torch.nn.AlphaDropout",
-      "torch.nn.FeatureAlphaDropout",
-      "torch.nn.BatchNorm1d",
-      "torch.nn.BatchNorm2d",
-      "torch.nn.BatchNorm3d",
-      "torch.nn.SyncBatchNorm",
-      "torch.nn.LazyBatchNorm1d",
-      "torch.nn.LazyBatchNorm2d",
-      "torch.nn.LazyBatchNorm3d",
-      "torchvision.ops.StochasticDepth",
-      "torchvision.ops.stochastic_depth.StochasticDepth",
-  };
-  return layers.contains(q);
+  return api::train_mode_layers().contains(q);
 }
 
 // Models from libraries, built in training mode with dropout and/or batch norm.
@@ -63,54 +46,11 @@ bool is_library_model(std::string_view q) {
 
 bool is_export(std::string_view q) {
   if (!q.starts_with("torch.jit.") && !q.starts_with("torch.onnx.") && !q.starts_with("torch.export.")) return false;
-  static const NameSet apis = {
-      "torch.jit.trace",          "torch.jit.script",    "torch.jit.trace_module",  "torch.onnx.export",
-      "torch.onnx.dynamo_export", "torch.export.export", "torch.onnx.utils.export",
-  };
-  return apis.contains(q);
+  return api::export_functions().contains(q);
 }
 
 // nn.Module methods that neither change the mode nor hide what a helper does.
-bool is_plain_module_method(std::string_view m) {
-  static const NameSet methods = {
-      "to",
-      "cuda",
-      "cpu",
-      "float",
-      "half",
-      "double",
-      "bfloat16",
-      "load_state_dict",
-      "state_dict",
-      "parameters",
-      "named_parameters",
-      "buffers",
-      "named_buffers",
-      "modules",
-      "named_modules",
-      "children",
-      "named_children",
-      "zero_grad",
-      "requires_grad_",
-      "register_forward_hook",
-      "register_forward_pre_hook",
-      "register_buffer",
-      "register_module",
-      "add_module",
-      "get_submodule",
-      "type",
-      "share_memory",
-      "extra_repr",
-      "__repr__",
-      "forward",
-      "numel",
-      "save_pretrained",
-      "config",
-      "to_empty",
-      "register_full_backward_hook",
-  };
-  return methods.contains(m);
-}
+bool is_plain_module_method(std::string_view m) { return api::plain_module_methods().contains(m); }
 
 bool is_false(TSNode n) { return !ts_node_is_null(n) && Syntax::get().kind(n) == Kind::kFalse; }
 bool is_true(TSNode n) { return !ts_node_is_null(n) && Syntax::get().kind(n) == Kind::kTrue; }
@@ -363,9 +303,7 @@ class EvalModeMissing final : public Rule {
       TSNode callee = field(node, syn.fields().function);
       if (syn.kind(callee) != Kind::kAttribute) break;
       std::string_view method = model.text(field(callee, syn.fields().attribute));
-      static const NameSet chain = {"to",       "cuda",           "cpu",   "float", "half", "double",
-                                    "bfloat16", "requires_grad_", "train", "eval"};
-      if (!chain.contains(method)) break;
+      if (!api::module_mode_chain_methods().contains(method)) break;
       if (!mode && (method == "eval" || method == "train")) {
         TSNode args = field(node, syn.fields().arguments);
         TSNode first = ts_node_is_null(args) ? TSNode{} : ts_node_named_child(args, 0);

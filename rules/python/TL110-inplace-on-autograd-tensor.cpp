@@ -3,7 +3,7 @@
 #include <unordered_map>
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -11,130 +11,27 @@ namespace python {
 namespace {
 
 // Operations whose backward reads their *output*: modifying the result in place breaks it.
-bool saves_output_function(std::string_view q) {
-  static const NameSet fns = {
-      "torch.sigmoid",
-      "torch.tanh",
-      "torch.exp",
-      "torch.relu",
-      "torch.softmax",
-      "torch.log_softmax",
-      "torch.sqrt",
-      "torch.rsqrt",
-      "torch.reciprocal",
-      "torch.special.expit",
-      "torch.nn.functional.relu",
-      "torch.nn.functional.sigmoid",
-      "torch.nn.functional.tanh",
-      "torch.nn.functional.softmax",
-      "torch.nn.functional.log_softmax",
-  };
-  return fns.contains(q);
-}
-bool saves_output_method(std::string_view m) {
-  static const NameSet methods = {"sigmoid",     "tanh", "exp",   "relu",      "softmax",
-                                  "log_softmax", "sqrt", "rsqrt", "reciprocal"};
-  return methods.contains(m);
-}
-bool saves_output_module(std::string_view q) {
-  static const NameSet mods = {"torch.nn.ReLU", "torch.nn.Sigmoid", "torch.nn.Tanh", "torch.nn.Softmax",
-                               "torch.nn.LogSoftmax"};
-  return mods.contains(q);
-}
+bool saves_output_function(std::string_view q) { return api::output_saving_functions().contains(q); }
+bool saves_output_method(std::string_view m) { return api::output_saving_methods().contains(m); }
+bool saves_output_module(std::string_view q) { return api::output_saving_modules().contains(q); }
 
 // Operations whose backward reads their *inputs* (weights' gradients need the input).
-bool saves_input_function(std::string_view q) {
-  static const NameSet fns = {
-      "torch.matmul",
-      "torch.mm",
-      "torch.bmm",
-      "torch.mul",
-      "torch.div",
-      "torch.einsum",
-      "torch.pow",
-      "torch.log",
-      "torch.sin",
-      "torch.cos",
-      "torch.nn.functional.linear",
-      "torch.nn.functional.conv1d",
-      "torch.nn.functional.conv2d",
-      "torch.nn.functional.conv3d",
-      "torch.nn.functional.layer_norm",
-      "torch.nn.functional.batch_norm",
-      "torch.nn.functional.group_norm",
-      "torch.nn.functional.gelu",
-      "torch.nn.functional.silu",
-      "torch.nn.functional.leaky_relu",
-      "torch.nn.functional.elu",
-      "torch.nn.functional.hardtanh",
-      "torch.nn.functional.relu6",
-      "torch.nn.functional.normalize",
-      "torch.nn.functional.scaled_dot_product_attention",
-  };
-  return fns.contains(q);
-}
-bool saves_input_method(std::string_view m) {
-  static const NameSet methods = {"matmul", "mm", "bmm", "mul", "div", "pow", "log"};
-  return methods.contains(m);
-}
-bool saves_input_module(std::string_view q) {
-  static const NameSet mods = {
-      "torch.nn.Linear",
-      "torch.nn.Bilinear",
-      "torch.nn.Conv1d",
-      "torch.nn.Conv2d",
-      "torch.nn.Conv3d",
-      "torch.nn.ConvTranspose1d",
-      "torch.nn.ConvTranspose2d",
-      "torch.nn.ConvTranspose3d",
-      "torch.nn.BatchNorm1d",
-      "torch.nn.BatchNorm2d",
-      "torch.nn.BatchNorm3d",
-      "torch.nn.LayerNorm",
-      "torch.nn.GroupNorm",
-      "torch.nn.GELU",
-      "torch.nn.SiLU",
-      "torch.nn.LeakyReLU",
-      "torch.nn.ELU",
-      "torch.nn.Hardtanh",
-      "torch.nn.ReLU6",
-      "torch.nn.MultiheadAttention",
-      "torch.nn.InstanceNorm1d",
-      "torch.nn.InstanceNorm2d",
-      "torch.nn.InstanceNorm3d",
-  };
-  return mods.contains(q);
-}
+bool saves_input_function(std::string_view q) { return api::input_saving_functions().contains(q); }
+bool saves_input_method(std::string_view m) { return api::input_saving_methods().contains(m); }
+bool saves_input_module(std::string_view q) { return api::input_saving_modules().contains(q); }
 
 // Trailing-underscore methods that are not in-place arithmetic on the data.
 bool is_inplace_method(std::string_view m) {
   if (m.size() < 2 || !m.ends_with("_") || m.starts_with("_")) return false;
-  static const NameSet not_data = {"requires_grad_", "share_memory_", "detach_",
-                                   "retain_grad_",   "pin_memory_",   "record_stream_"};
-  return !not_data.contains(m);
+  return !api::non_data_inplace_methods().contains(m);
 }
 
 // Results that are plain numbers or shapes, never tensors autograd saves.
-bool is_scalar_method(std::string_view m) {
-  static const NameSet methods = {"size",       "dim",    "numel",    "item",         "tolist",
-                                  "ndimension", "stride", "data_ptr", "element_size", "get_device"};
-  return methods.contains(m);
-}
+bool is_scalar_method(std::string_view m) { return api::scalar_tensor_methods().contains(m); }
 
 // Fresh tensors: modifying them in place before use is the normal way to fill them.
-bool is_factory(std::string_view q) {
-  static const NameSet fns = {
-      "torch.zeros",      "torch.ones",          "torch.empty",    "torch.full",  "torch.zeros_like", "torch.ones_like",
-      "torch.empty_like", "torch.full_like",     "torch.rand",     "torch.randn", "torch.randint",    "torch.rand_like",
-      "torch.randn_like", "torch.arange",        "torch.linspace", "torch.eye",   "torch.tensor",     "torch.as_tensor",
-      "torch.from_numpy", "torch.empty_strided", "torch.logspace",
-  };
-  return fns.contains(q);
-}
-bool is_factory_method(std::string_view m) {
-  static const NameSet methods = {"clone", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "copy"};
-  return methods.contains(m);
-}
+bool is_factory(std::string_view q) { return api::fresh_tensor_factories().contains(q); }
+bool is_factory_method(std::string_view m) { return api::fresh_tensor_methods().contains(m); }
 
 struct Saved {
   std::string by;  // the operation that saved the tensor

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/shared/dataset.h"
 #include "python/rule.h"
 
@@ -27,11 +27,7 @@ constexpr const char* kFactNumpy = "dataset-numpy-rng:";
 
 // Generator objects: a copy travels into every worker with the same state.
 std::optional<std::string_view> rng_constructor(std::string_view q) {
-  static const NameSet ctors = {
-      "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator", "random.Random",
-      "torch.Generator",          "torch._C.Generator",
-  };
-  const std::string_view* name = ctors.find(q);
+  const std::string_view* name = api::rng_constructors().find(q);
   if (!name) return std::nullopt;
   return *name;
 }

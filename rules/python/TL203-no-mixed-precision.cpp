@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/shared/device.h"
 #include "python/rule.h"
 
@@ -19,29 +19,7 @@ constexpr const char* kFactHeavyLayers = "builds-tensor-core-layers";
 constexpr const char* kFactMlpLayers = "builds-linear-layers";
 
 bool builds_tensor_core_layers(std::string_view q) {
-  static const NameSet layers = {
-      "torch.nn.Conv1d",
-      "torch.nn.Conv2d",
-      "torch.nn.Conv3d",
-      "torch.nn.ConvTranspose1d",
-      "torch.nn.ConvTranspose2d",
-      "torch.nn.ConvTranspose3d",
-      "torch.nn.LSTM",
-      "torch.nn.GRU",
-      "torch.nn.RNN",
-      "torch.nn.Embedding",
-      "torch.nn.Transformer",
-      "torch.nn.TransformerEncoder",
-      "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer",
-      "torch.nn.TransformerDecoderLayer",
-      "torch.nn.MultiheadAttention",
-      "torch.nn.functional.conv2d",
-      "torch.nn.functional.scaled_dot_product_attention",
-      "torch.hub.load",
-      "timm.create_model",
-  };
-  if (layers.contains(q)) return true;
+  if (api::tensor_core_layers().contains(q)) return true;
   return q.starts_with("torchvision.models.") || q.starts_with("transformers.") || q.starts_with("timm.");
 }
 

@@ -1,8 +1,8 @@
 // TL205 cudnn-benchmark-unset: CNN training on CUDA that never decides cudnn.benchmark.
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/shared/device.h"
 #include "python/rule.h"
 
@@ -32,11 +32,7 @@ bool is_cnn_name(std::string_view name) {
 // A convolutional network: conv layers, a torchvision CNN, a timm CNN by name.
 bool builds_conv(const CallEvent& call, const SemanticModel& model) {
   const std::string& q = *call.qualname;
-  static const NameSet layers = {
-      "torch.nn.Conv2d",          "torch.nn.Conv3d",     "torch.nn.ConvTranspose2d",
-      "torch.nn.ConvTranspose3d", "torch.nn.LazyConv2d", "torch.nn.LazyConv3d",
-  };
-  if (layers.contains(q)) return true;
+  if (api::cudnn_conv_layers().contains(q)) return true;
   if (q.starts_with("torchvision.models.") && q.find("detection") == std::string::npos &&
       q.find("optical_flow") == std::string::npos) {
     return is_cnn_name(last_dotted_part(q));
@@ -49,21 +45,7 @@ bool builds_conv(const CallEvent& call, const SemanticModel& model) {
 }
 
 bool variable_input(const std::string& q) {
-  static const NameSet layers = {
-      "torch.nn.Embedding",
-      "torch.nn.EmbeddingBag",
-      "torch.nn.RNN",
-      "torch.nn.LSTM",
-      "torch.nn.GRU",
-      "torch.nn.Transformer",
-      "torch.nn.TransformerEncoder",
-      "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer",
-      "torch.nn.TransformerDecoderLayer",
-      "torch.nn.MultiheadAttention",
-      "torch.nn.Conv1d",
-  };
-  if (layers.contains(q)) return true;
+  if (api::variable_input_layers().contains(q)) return true;
   if (q.starts_with("transformers.")) return true;  // language models, tokenizers
   // Detection and optical-flow models resize each batch to its own image sizes.
   return q.starts_with("torchvision.models.") &&

@@ -2,8 +2,8 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/training_checkpoint.h"
 
 namespace torchlint {
@@ -11,25 +11,7 @@ namespace python {
 namespace {
 
 // Methods only an nn.Module has (optimizers also have state_dict and load_state_dict).
-bool is_module_method(std::string_view method) {
-  static const NameSet methods = {
-      "parameters",
-      "named_parameters",
-      "eval",
-      "modules",
-      "named_modules",
-      "children",
-      "named_children",
-      "requires_grad_",
-      "buffers",
-      "named_buffers",
-      "register_buffer",
-      "register_forward_hook",
-      "register_forward_pre_hook",
-      "flatten_parameters",
-  };
-  return methods.contains(method);
-}
+bool is_module_method(std::string_view method) { return api::module_only_methods().contains(method); }
 
 class SaveWholeModel final : public Rule {
  public:

@@ -1,8 +1,8 @@
 // TL402 hardcoded-cuda: CUDA assumed with no device-availability check in the program.
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -13,16 +13,7 @@ constexpr const char* kFactChecksDevice = "checks-device";
 // Multi-process CUDA training (NCCL, torchrun's LOCAL_RANK): CUDA-only by design.
 constexpr const char* kFactCudaByDesign = "cuda-only-by-design";
 
-bool is_availability_check(std::string_view q) {
-  static const NameSet checks = {
-      "torch.cuda.is_available",         "torch.cuda.device_count",
-      "torch.backends.mps.is_available", "torch.backends.mps.is_built",
-      "torch.cuda.is_initialized",       "torch.xpu.is_available",
-      "torch.accelerator.is_available",  "torch.accelerator.current_accelerator",
-      "torch.mps.is_available",
-  };
-  return checks.contains(q);
-}
+bool is_availability_check(std::string_view q) { return api::device_availability_checks().contains(q); }
 
 bool is_cuda_string(TSNode node, const SemanticModel& model) {
   std::string_view v;

@@ -5,8 +5,8 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint {
@@ -18,19 +18,9 @@ bool is_ddp(std::string_view q) {
          q == "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel";
 }
 
-bool is_iterable_base(std::string_view q) {
-  return q == "torch.utils.data.IterableDataset" || q == "torch.utils.data.dataset.IterableDataset";
-}
+bool is_iterable_base(std::string_view q) { return api::iterable_dataset_bases().contains(q); }
 
-bool is_map_base(std::string_view q) {
-  static const NameSet bases = {
-      "torch.utils.data.Dataset",
-      "torch.utils.data.dataset.Dataset",
-      "torchvision.datasets.VisionDataset",
-      "torchvision.datasets.vision.VisionDataset",
-  };
-  return bases.contains(q);
-}
+bool is_map_base(std::string_view q) { return api::map_dataset_bases().contains(q); }
 
 enum class Style { kUnknown, kMap, kIterable };
 

@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/shared/nn_stack.h"
 #include "python/rule.h"
 
@@ -107,8 +107,7 @@ class ModulesInPythonList final : public Rule {
     // `self.blocks.append(Block())`, `self.heads.update({...})`
     std::string receiver_attr = self_attr(call.receiver, m);
     if (!receiver_attr.empty()) {
-      static const NameSet adders = {"append", "insert", "extend", "update", "setdefault", "__setitem__"};
-      if (adders.contains(call.method) && !ts_node_is_null(call.arguments)) {
+      if (api::container_adders().contains(call.method) && !ts_node_is_null(call.arguments)) {
         uint32_t n = ts_node_named_child_count(call.arguments);
         for (uint32_t i = 0; i < n; ++i) {
           TSNode arg = ts_node_named_child(call.arguments, i);

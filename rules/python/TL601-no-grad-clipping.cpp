@@ -2,8 +2,8 @@
 // clips gradients.
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/rule.h"
 #include "python/shared/training_loop.h"
 
@@ -14,23 +14,7 @@ namespace {
 using namespace loop_util;
 
 // The layers whose training is prone to exploding gradients.
-bool is_recurrent_or_attention(std::string_view q) {
-  static const NameSet layers = {
-      "torch.nn.RNN",
-      "torch.nn.LSTM",
-      "torch.nn.GRU",
-      "torch.nn.RNNCell",
-      "torch.nn.LSTMCell",
-      "torch.nn.GRUCell",
-      "torch.nn.Transformer",
-      "torch.nn.TransformerEncoder",
-      "torch.nn.TransformerDecoder",
-      "torch.nn.TransformerEncoderLayer",
-      "torch.nn.TransformerDecoderLayer",
-      "torch.nn.MultiheadAttention",
-  };
-  return layers.contains(q);
-}
+bool is_recurrent_or_attention(std::string_view q) { return api::exploding_gradient_layers().contains(q); }
 
 // clip_grad_norm_/clip_grad_value_ in any spelling (torch.nn.utils, accelerate, FSDP,
 // Lightning's clip_gradients), or a trainer configured to clip.

@@ -4,7 +4,6 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "python/api_tables.h"
 #include "python/rule.h"
 
@@ -18,28 +17,8 @@ bool is_tracking_package(std::string_view q) {
   size_t dot = q.find('.');
   if (dot == std::string_view::npos) return false;
   std::string_view top = q.substr(0, dot);
-  static const NameSet packages = {
-      "wandb",
-      "mlflow",
-      "comet_ml",
-      "neptune",
-      "aim",
-      "clearml",
-      "tensorboardX",
-      "dvclive",
-      "swanlab",
-      "tensorboard",
-      "visdom",
-      "trackio",
-      "tensorboard_logger",
-      "sacred",
-      "polyaxon",
-      "guild",
-  };
-  if (packages.contains(top)) return true;
-  static const NameSet with_loggers = {"torch",    "lightning", "pytorch_lightning", "lightning_fabric",
-                                       "torchnet", "ignite"};
-  if (!with_loggers.contains(top)) return false;
+  if (api::tracking_packages().contains(top)) return true;
+  if (!api::logger_packages().contains(top)) return false;
   static constexpr std::string_view prefixes[] = {
       "torch.utils.tensorboard.",  "lightning.pytorch.loggers.", "pytorch_lightning.loggers.",
       "lightning.fabric.loggers.", "lightning_fabric.loggers.",  "torchnet.logger.",
@@ -178,11 +157,7 @@ class NoExperimentTracking final : public Rule {
         return !ts_node_is_null(with) && Syntax::get().kind(with) != Kind::kNone;
       }
     }
-    static const NameSet methods = {
-        "add_scalar",  "add_scalars",   "log_metrics", "log_metric", "log_scalar",
-        "log_scalars", "init_trackers", "to_csv",      "log_dict",
-    };
-    if (methods.contains(call.method)) return true;
+    if (api::tracking_methods().contains(call.method)) return true;
     // `f.write(json.dumps(log_stats) + "\n")` every epoch: a JSON-lines metrics log (once,
     // outside a loop, it is the run's configuration).
     if (call.method == "write" && call.arg_count > 0 && ctx.model().loop_depth() > 0 &&

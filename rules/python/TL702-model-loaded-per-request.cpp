@@ -2,8 +2,8 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 #include "python/shared/serving.h"
 #include "python/training_checkpoint.h"
 
@@ -15,18 +15,7 @@ namespace {
 std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
   if (!call.qualname) return {};
   const std::string& q = *call.qualname;
-  static const NameSet loaders = {
-      api::kTorchLoad,
-      "torch.jit.load",
-      "torch.jit._serialization.load",
-      "torch.hub.load",
-      "torch.hub.load_state_dict_from_url",
-      "transformers.pipeline",
-      "sentence_transformers.SentenceTransformer",
-      "safetensors.torch.load_file",
-      "torch.export.load",
-  };
-  if (loaders.contains(q)) return std::string(q == api::kTorchLoad ? "torch.load" : q);
+  if (api::model_loaders().contains(q)) return std::string(q == api::kTorchLoad ? "torch.load" : q);
   if (q.ends_with(".from_pretrained")) {
     size_t dot = q.rfind('.', q.size() - 17);
     return dot == std::string::npos ? q : q.substr(dot + 1);
@@ -39,16 +28,7 @@ std::string loaded_by(const CallEvent& call, RuleContext& ctx) {
   return {};
 }
 
-bool is_cache_decorator(std::string_view q) {
-  static const NameSet caches = {
-      "functools.lru_cache",       "functools.cache",
-      "functools.cached_property", "cachetools.cached",
-      "cachetools.func.lru_cache", "cachetools.func.ttl_cache",
-      "async_lru.alru_cache",      "streamlit.cache_resource",
-      "streamlit.cache",           "streamlit.experimental_singleton",
-  };
-  return caches.contains(q);
-}
+bool is_cache_decorator(std::string_view q) { return api::cache_decorators().contains(q); }
 
 class ModelLoadedPerRequest final : public Rule {
  public:

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "catalog.h"
-#include "core/name_table.h"
+#include "python/api_tables.h"
 #include "python/shared/serving.h"
 #include "python/training_checkpoint.h"
 
@@ -60,10 +60,7 @@ Creation classify(TSNode value, const SemanticModel& model) {
         c.source = Source::kEval;
         return c;
       }
-      static const NameSet same_module = {
-          "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty",
-      };
-      if (same_module.contains(method)) {
+      if (api::module_moving_methods().contains(method)) {
         value = field(callee, f.object);
         continue;
       }

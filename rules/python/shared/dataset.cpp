@@ -1,18 +1,10 @@
 #include "dataset.h"
 
-#include "core/name_table.h"
+#include "python/api_tables.h"
 
 namespace torchlint::python::dataset_util {
 
-bool is_dataset_base(std::string_view q) {
-  static const NameSet bases = {
-      "torch.utils.data.Dataset",           "torch.utils.data.dataset.Dataset",
-      "torch.utils.data.IterableDataset",   "torch.utils.data.dataset.IterableDataset",
-      "torch.utils.data.TensorDataset",     "torch.utils.data.dataset.TensorDataset",
-      "torchvision.datasets.VisionDataset", "torchvision.datasets.vision.VisionDataset",
-  };
-  return bases.contains(q);
-}
+bool is_dataset_base(std::string_view q) { return api::dataset_bases().contains(q); }
 
 bool is_dataset_class(std::string_view q, const SemanticModel& model, int depth) {
   if (is_dataset_base(q)) return true;

@@ -17,79 +17,12 @@ namespace torchlint::python::nn_stack {
 Layer classify_layer(std::string_view q) {
   std::string_view n = nn_class(q);
   if (n.empty()) return Layer::kUnknown;
-  static const NameSet weights(kWeightLayers);
-  static const NameSet norms = {
-      "BatchNorm1d",     "BatchNorm2d",       "BatchNorm3d",        "LazyBatchNorm1d",    "LazyBatchNorm2d",
-      "LazyBatchNorm3d", "SyncBatchNorm",     "LayerNorm",          "GroupNorm",          "InstanceNorm1d",
-      "InstanceNorm2d",  "InstanceNorm3d",    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-      "RMSNorm",         "LocalResponseNorm", "CrossMapLRN2d",
-  };
-  static const NameSet activations = {
-      "ReLU",       "ReLU6",      "LeakyReLU", "PReLU",     "RReLU",       "ELU",        "CELU",
-      "GELU",       "SiLU",       "Mish",      "Softmax",   "Softmax2d",   "LogSoftmax", "Softmin",
-      "Softplus",   "Softsign",   "Hardtanh",  "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
-      "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
-  };
-  static const NameSet neutral = {
-      "Dropout",
-      "Dropout1d",
-      "Dropout2d",
-      "Dropout3d",
-      "AlphaDropout",
-      "FeatureAlphaDropout",
-      "Identity",
-      "Flatten",
-      "Unflatten",
-      "MaxPool1d",
-      "MaxPool2d",
-      "MaxPool3d",
-      "AvgPool1d",
-      "AvgPool2d",
-      "AvgPool3d",
-      "AdaptiveAvgPool1d",
-      "AdaptiveAvgPool2d",
-      "AdaptiveAvgPool3d",
-      "AdaptiveMaxPool1d",
-      "AdaptiveMaxPool2d",
-      "AdaptiveMaxPool3d",
-      "LPPool1d",
-      "LPPool2d",
-      "LPPool3d",
-      "FractionalMaxPool2d",
-      "FractionalMaxPool3d",
-      "Upsample",
-      "UpsamplingNearest2d",
-      "UpsamplingBilinear2d",
-      "PixelShuffle",
-      "PixelUnshuffle",
-      "ChannelShuffle",
-      "ZeroPad1d",
-      "ZeroPad2d",
-      "ZeroPad3d",
-      "ConstantPad1d",
-      "ConstantPad2d",
-      "ConstantPad3d",
-      "ReflectionPad1d",
-      "ReflectionPad2d",
-      "ReflectionPad3d",
-      "ReplicationPad1d",
-      "ReplicationPad2d",
-      "ReplicationPad3d",
-      "CircularPad1d",
-      "CircularPad2d",
-      "CircularPad3d",
-      "Embedding",
-      "EmbeddingBag",
-      "LSTM",
-      "GRU",
-      "RNN",
-  };
-  if (weights.contains(n)) return Layer::kWeight;
-  if (norms.contains(n)) return Layer::kNorm;
+  if (api::nn_weight_layers().contains(n)) return Layer::kWeight;
+  if (api::nn_norm_layers().contains(n)) return Layer::kNorm;
   if (n == "Sigmoid" || n == "Tanh") return Layer::kLegacyAct;
   if (n == "SELU") return Layer::kSelfNormAct;
-  if (activations.contains(n)) return Layer::kActivation;
-  if (neutral.contains(n) || n.ends_with("Loss")) return Layer::kNeutral;
+  if (api::nn_activation_layers().contains(n)) return Layer::kActivation;
+  if (api::nn_neutral_layers().contains(n) || n.ends_with("Loss")) return Layer::kNeutral;
   return Layer::kUnknown;  // Transformer layers, attention, containers, anything newer
 }
 
@@ -102,55 +35,10 @@ bool is_weight_norm_wrapper(std::string_view q) {
 CallCat categorize(const std::optional<std::string>& qualname) {
   if (!qualname) return CallCat::kNoName;
   std::string_view q = *qualname;
-  static const NameSet joins = {
-      "torch.cat",    "torch.concat",       "torch.concatenate", "torch.stack",  "torch.hstack", "torch.vstack",
-      "torch.dstack", "torch.column_stack", "torch.add",         "builtins.sum", "torch.sum",    "torch.addcmul",
-  };
-  static const NameSet norm_fns = {
-      "torch.nn.functional.batch_norm",
-      "torch.nn.functional.layer_norm",
-      "torch.nn.functional.group_norm",
-      "torch.nn.functional.instance_norm",
-      "torch.nn.functional.normalize",
-      "torch.nn.functional.rms_norm",
-      "torch.nn.functional.local_response_norm",
-      "torch.batch_norm",
-      "torch.layer_norm",
-      "torch.group_norm",
-      "torch.instance_norm",
-      "torch.rms_norm",
-      "torch.native_layer_norm",
-      "torch.native_batch_norm",
-      // hand-written normalization: statistics of the activations
-      "torch.std",
-      "torch.var",
-      "torch.var_mean",
-      "torch.std_mean",
-      "torch.rsqrt",
-      "torch.norm",
-      "torch.linalg.norm",
-      "torch.linalg.vector_norm",
-  };
-  static const NameSet legacy = {
-      "torch.sigmoid", "torch.tanh", "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.special.expit",
-  };
-  static const NameSet shape = {
-      "torch.flatten",
-      "torch.reshape",
-      "torch.squeeze",
-      "torch.unsqueeze",
-      "torch.transpose",
-      "torch.permute",
-      "torch.nn.functional.dropout",
-      "torch.nn.functional.dropout1d",
-      "torch.nn.functional.dropout2d",
-      "torch.nn.functional.dropout3d",
-      "torch.nn.functional.alpha_dropout",
-  };
-  if (joins.contains(q)) return CallCat::kJoin;
-  if (norm_fns.contains(q) || is_weight_norm_wrapper(q)) return CallCat::kNormFn;
-  if (legacy.contains(q)) return CallCat::kLegacy;
-  if (shape.contains(q)) return CallCat::kShape;
+  if (api::join_functions().contains(q)) return CallCat::kJoin;
+  if (api::normalization_functions().contains(q) || is_weight_norm_wrapper(q)) return CallCat::kNormFn;
+  if (api::legacy_activation_functions().contains(q)) return CallCat::kLegacy;
+  if (api::shape_and_dropout_functions().contains(q)) return CallCat::kShape;
   if (q == "torch.mul" || q == "torch.multiply") return CallCat::kMul;
   // Layers constructed or applied inside forward, and torch utilities that run modules
   // (checkpoint, jit, hub), are beyond the dataflow.
@@ -176,12 +64,7 @@ bool call_returns_non_module(std::string_view s) {
     return s.starts_with("torch.nn.functional.") || s.starts_with("torch.nn.init.");
   }
   if (s.starts_with("torch.")) return true;
-  static const NameSet value_packages = {
-      "builtins", "math",        "numpy",    "random",   "os",      "sys",         "re",
-      "json",     "time",        "datetime", "logging",  "pathlib", "collections", "itertools",
-      "typing",   "dataclasses", "warnings", "argparse", "string",
-  };
-  return value_packages.contains(s.substr(0, s.find('.')));
+  return api::value_packages().contains(s.substr(0, s.find('.')));
 }
 
 void Stack::append(const Stack& s) {
@@ -372,9 +255,7 @@ void Tracker::on_call(const CallEvent& call, const SemanticModel& m) {
   if (!ts_node_is_null(call.receiver) && is_type(call.receiver, "attribute")) {
     TSNode obj = child_by(call.receiver, "object");
     if (is_type(obj, "identifier") && m.text(obj) == "self") {
-      static const NameSet mutators = {"append",     "extend", "insert",     "update",         "__setitem__",
-                                       "setdefault", "add",    "add_module", "register_module"};
-      if (mutators.contains(call.method) && adds_module(call, m)) {
+      if (api::module_container_adders().contains(call.method) && adds_module(call, m)) {
         std::string name(m.text(child_by(call.receiver, "attribute")));
         acc->attrs[name].kind = AttrKind::kUnknownModule;
       }
@@ -475,12 +356,7 @@ bool Tracker::returns_value(TSNode call, const std::optional<std::string>& q, co
   if (q) return call_returns_non_module(*q);
   TSNode callee = child_by(call, "function");
   if (!is_type(callee, "attribute")) return false;
-  static const NameSet value_methods = {
-      "float",     "bool",    "long",       "int",   "half", "double", "clone",   "detach", "view",  "reshape",
-      "unsqueeze", "squeeze", "contiguous", "numpy", "item", "tolist", "split",   "format", "strip", "lower",
-      "upper",     "keys",    "values",     "items", "get",  "join",   "replace", "sum",    "mean",
-  };
-  return value_methods.contains(m.text(child_by(callee, "attribute")));
+  return api::value_methods().contains(m.text(child_by(callee, "attribute")));
 }
 
 bool Tracker::adds_module(const CallEvent& call, const SemanticModel& m) {
@@ -879,11 +755,6 @@ class Interp {
       Value recv = eval(obj, env);
       Value in = merge(recv, eval_args(args, env, nullptr, nullptr));
       std::string_view method = m_.text(child_by(callee, "attribute"));
-      static const NameSet shape = {
-          "view",   "reshape",   "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
-          "float",  "half",      "double",  "to",      "type_as",   "clone",   "view_as",   "reshape_as",
-          "expand", "expand_as", "chunk",   "split",   "unbind",    "narrow",
-      };
       Value out;
       out.depth = in.depth;
       if (method == "sigmoid" || method == "tanh" || method == "sigmoid_" || method == "tanh_") {
@@ -897,7 +768,7 @@ class Interp {
       } else if (method == "mul" || method == "mul_" || method == "multiply" || method == "addcmul" ||
                  method == "addcmul_" || method == "lerp" || method == "lerp_") {
         mark(gating, in);
-      } else if (shape.contains(method)) {
+      } else if (api::shape_and_cast_methods().contains(method)) {
         out.legacy = in.legacy;
       }
       note(out);

@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "python/api_tables.h"
 #include "python/rule.h"
 
 namespace torchlint::python::nn_stack {
@@ -48,27 +49,6 @@ enum class Layer : uint8_t {
   kNeutral,      // dropout, pooling, reshaping, padding, embeddings, recurrent layers
   kBlock,        // a module class defined earlier in this file
   kUnknown,
-};
-
-// The torch.nn classes that count as weight layers. Every finding of TL502-TL504 needs a
-// stack of several, so these are also those rules' kTriggers: a block class defined in the
-// file is as deep as the weight layers in it, and a block from elsewhere is unknown.
-inline constexpr std::string_view kWeightLayers[] = {
-    "Linear",
-    "LazyLinear",
-    "Bilinear",
-    "Conv1d",
-    "Conv2d",
-    "Conv3d",
-    "ConvTranspose1d",
-    "ConvTranspose2d",
-    "ConvTranspose3d",
-    "LazyConv1d",
-    "LazyConv2d",
-    "LazyConv3d",
-    "LazyConvTranspose1d",
-    "LazyConvTranspose2d",
-    "LazyConvTranspose3d",
 };
 
 // What the torch.nn class `q` is as a layer; kUnknown for anything else (Transformer
@@ -221,7 +201,9 @@ class Tracker {
 // another) and each module class handed to the rule once.
 class StackRule : public Rule {
  public:
-  static constexpr const auto& kTriggers = kWeightLayers;
+  // Every finding needs a stack of several weight layers: a block class defined in the file
+  // is as deep as the weight layers in it, and a block from elsewhere is unknown.
+  static constexpr const auto& kTriggers = api::names::nn_weight_layers;
 
   void on_call(const CallEvent& call, RuleContext& ctx) final {
     const SemanticModel& m = ctx.model();

@@ -8,43 +8,15 @@
 
 #include "core/name_table.h"
 #include "core/text.h"
+#include "python/api_tables.h"
 
 namespace torchlint::python {
 
 namespace {
 
-bool is_app_constructor(std::string_view q) {
-  static const NameSet apps = {
-      "fastapi.FastAPI",
-      "fastapi.APIRouter",
-      "fastapi.routing.APIRouter",
-      "fastapi.applications.FastAPI",
-      "flask.Flask",
-      "flask.Blueprint",
-      "flask.app.Flask",
-      "flask.blueprints.Blueprint",
-      "quart.Quart",
-      "quart.Blueprint",
-      "sanic.Sanic",
-      "sanic.Blueprint",
-      "starlette.applications.Starlette",
-      "starlette.routing.Router",
-      "litestar.Litestar",
-      "litestar.Router",
-      "aiohttp.web.RouteTableDef",
-      "flask_restx.Namespace",
-      "flask_smorest.Blueprint",
-  };
-  return apps.contains(q);
-}
+bool is_app_constructor(std::string_view q) { return api::web_app_constructors().contains(q); }
 
-bool is_route_verb(std::string_view verb) {
-  static const NameSet verbs = {
-      "get",   "post",      "put",       "delete", "patch",           "head", "options",
-      "route", "websocket", "api_route", "trace",  "websocket_route", "view",
-  };
-  return verbs.contains(verb);
-}
+bool is_route_verb(std::string_view verb) { return api::route_decorator_methods().contains(verb); }
 
 bool names_app(std::string_view name) {
   std::string n = ascii_lower(last_dotted_part(name));
@@ -58,17 +30,7 @@ bool names_app(std::string_view name) {
 // Libraries whose callables are not torch models run by forward (they handle grad mode
 // and eval themselves, or are not torch at all).
 bool is_non_torch_model_library(std::string_view q) {
-  static const NameSet tops = {
-      "transformers", "diffusers",   "sentence_transformers",
-      "ultralytics",  "onnxruntime", "openai",
-      "vllm",         "langchain",   "spacy",
-      "sklearn",      "joblib",      "pickle",
-      "tensorflow",   "keras",       "easyocr",
-      "whisper",      "gradio",      "tritonclient",
-      "jax",          "xgboost",     "lightgbm",
-      "open_clip",    "clip",
-  };
-  return tops.contains(q.substr(0, q.find('.')));
+  return api::non_torch_model_packages().contains(q.substr(0, q.find('.')));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/name_table.h"
+#include "python/api_tables.h"
 
 namespace torchlint::python::loop_util {
 
@@ -156,30 +156,7 @@ std::unordered_set<std::string> backward_names(const LoopState& loop, std::strin
 bool is_loss_function(std::string_view qualname) {
   if (!qualname.starts_with("torch.nn.functional.")) return false;
   std::string_view fn = qualname.substr(20);
-  static const NameSet losses = {
-      "cross_entropy",
-      "nll_loss",
-      "binary_cross_entropy",
-      "binary_cross_entropy_with_logits",
-      "kl_div",
-      "mse_loss",
-      "l1_loss",
-      "smooth_l1_loss",
-      "huber_loss",
-      "ctc_loss",
-      "cosine_embedding_loss",
-      "margin_ranking_loss",
-      "triplet_margin_loss",
-      "triplet_margin_with_distance_loss",
-      "poisson_nll_loss",
-      "gaussian_nll_loss",
-      "hinge_embedding_loss",
-      "multilabel_margin_loss",
-      "soft_margin_loss",
-      "multi_margin_loss",
-      "multilabel_soft_margin_loss",
-  };
-  return losses.contains(fn);
+  return api::functional_losses().contains(fn);
 }
 
 bool is_criterion_callee(TSNode callee, const std::optional<std::string>& q, const SemanticModel& model) {
